@@ -1,0 +1,40 @@
+# Every target works from a fresh clone: the venv is created on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test test-slow lint format fixtures clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## run: install, then rewrite a shipped fixture and validate it against the reference
+run: $(STAMP)
+	$(BIN)/onnx-decomplex fixtures/rope_freqs_initializer.onnx out/rope_freqs_initializer.onnx
+
+## test: the default suite (slow cases excluded)
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+## test-slow: only the cases marked slow
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## fixtures: regenerate the committed fixture models
+fixtures: $(STAMP)
+	$(BIN)/python fixtures/make_fixtures.py
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .hypothesis *.egg-info

@@ -1,0 +1,117 @@
+"""Find every complex value by propagating types from their sources.
+
+Sources are complex graph inputs, initializers, `Constant` nodes and casts to a
+complex type; each rule's `infer` carries them through its op. Labels that
+exporters leave in `value_info` are never read: they are often stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from .dtypes import is_complex_np
+from .errors import Unsupported
+from .rules import registry
+
+
+@dataclass
+class Analysis:
+    """What analysis found in one graph.
+
+    Attributes:
+        complex: Tensor name -> its complex dtype, for every complex value.
+        inputs: Names of complex graph inputs.
+        initializers: Names of complex initializers.
+        constants: Names of complex `Constant` node outputs.
+        casts: Names of outputs of casts to a complex type.
+        nodes: Nodes that touch a complex value, in topological order.
+        unsupported: Nodes that receive a complex value and cannot be rewritten.
+    """
+
+    complex: dict[str, np.dtype] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    initializers: list[str] = field(default_factory=list)
+    constants: list[str] = field(default_factory=list)
+    casts: list[str] = field(default_factory=list)
+    nodes: list[gs.Node] = field(default_factory=list)
+    unsupported: list[Unsupported] = field(default_factory=list)
+
+    @property
+    def has_complex(self) -> bool:
+        return bool(self.complex)
+
+
+def _is_complex_tensor(t: gs.Tensor) -> bool:
+    if isinstance(t, gs.Constant):
+        return is_complex_np(t.values.dtype)
+    return t.dtype is not None and is_complex_np(t.dtype)
+
+
+def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> list[Unsupported]:
+    """Control-flow bodies that hold or capture complex values: not rewritten yet."""
+    found = []
+    for sub in node.subgraphs(recursive=True):
+        for name, t in sub.tensors().items():
+            dtype = complex_names.get(name)
+            if dtype is None and _is_complex_tensor(t):
+                dtype = np.dtype(t.values.dtype if isinstance(t, gs.Constant) else t.dtype)
+            if dtype is not None:
+                found.append(
+                    Unsupported(
+                        node.name, node.op, name, str(dtype), "complex value inside a subgraph"
+                    )
+                )
+                break
+    return found
+
+
+def analyze(graph: gs.Graph) -> Analysis:
+    """Propagates complex types through `graph`, which must be topologically sorted.
+
+    Args:
+        graph: The imported model graph.
+
+    Returns:
+        The complex values, their sources, the nodes to rewrite and the nodes that
+        cannot be rewritten (all of them, so one error can list every one).
+    """
+    a = Analysis()
+    for t in graph.inputs:
+        if _is_complex_tensor(t):
+            a.complex[t.name] = np.dtype(t.dtype)
+            a.inputs.append(t.name)
+    for name, t in graph.tensors().items():
+        if isinstance(t, gs.Constant) and is_complex_np(t.values.dtype):
+            a.complex[name] = np.dtype(t.values.dtype)
+            a.initializers.append(name)
+
+    for node in graph.nodes:
+        kinds = [a.complex.get(t.name) if t.name else None for t in node.inputs]
+        r = registry.get(node.op, node.domain or "")
+        if r is None:
+            if any(kinds):
+                first = next(i for i, k in enumerate(kinds) if k is not None)
+                a.unsupported.append(
+                    Unsupported(node.name, node.op, node.inputs[first].name, str(kinds[first]))
+                )
+                # Keep going as if the outputs were complex, so that every node
+                # downstream that could not take them is reported too.
+                for out in node.outputs:
+                    a.complex[out.name] = kinds[first]
+            a.unsupported.extend(_subgraph_unsupported(node, a.complex))
+            continue
+        outs = r.infer(node, kinds)
+        if not any(kinds) and not any(d is not None for d in outs):
+            continue
+        a.nodes.append(node)
+        for out, dtype in zip(node.outputs, outs, strict=True):
+            if dtype is not None:
+                a.complex[out.name] = np.dtype(dtype)
+                if node.op == "Constant":
+                    a.constants.append(out.name)
+                elif node.op == "Cast" and not any(kinds):
+                    a.casts.append(out.name)
+    return a

@@ -1,0 +1,88 @@
+"""Shape inference, the ONNX checker, and the guarantee that nothing complex is left."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import AttributeProto, TensorProto
+
+from .dtypes import is_complex_onnx
+from .errors import CheckError
+
+
+def type_is_complex(tp: onnx.TypeProto) -> bool:
+    """True for a complex tensor type, or a sequence, optional or map holding one."""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        return is_complex_onnx(tp.tensor_type.elem_type)
+    if kind == "sparse_tensor_type":
+        return is_complex_onnx(tp.sparse_tensor_type.elem_type)
+    if kind == "sequence_type":
+        return type_is_complex(tp.sequence_type.elem_type)
+    if kind == "optional_type":
+        return type_is_complex(tp.optional_type.elem_type)
+    if kind == "map_type":
+        return type_is_complex(tp.map_type.value_type)
+    return False
+
+
+def _graph_complex(graph: onnx.GraphProto, where: str) -> list[str]:
+    found = []
+    for kind, values in (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info)):
+        found += [f"{where}{kind} '{v.name}'" for v in values if type_is_complex(v.type)]
+    found += [f"{where}initializer '{t.name}'" for t in graph.initializer if is_complex_onnx(t.data_type)]
+    for node in graph.node:
+        found += _node_complex(node, where)
+    return found
+
+
+def _node_complex(node: onnx.NodeProto, where: str) -> list[str]:
+    found = []
+    label = f"{where}node '{node.name}' ({node.op_type})"
+    for attr in node.attribute:
+        if attr.type == AttributeProto.TENSOR and is_complex_onnx(attr.t.data_type):
+            found.append(f"{label} attribute '{attr.name}'")
+        elif attr.type == AttributeProto.TENSORS and any(is_complex_onnx(t.data_type) for t in attr.tensors):
+            found.append(f"{label} attribute '{attr.name}'")
+        elif attr.type == AttributeProto.INT and attr.name in ("to", "dtype") and is_complex_onnx(attr.i):
+            found.append(f"{label} attribute '{attr.name}' = {TensorProto.DataType.Name(attr.i)}")
+        elif attr.type == AttributeProto.GRAPH:
+            found += _graph_complex(attr.g, f"{label} body: ")
+        elif attr.type == AttributeProto.GRAPHS:
+            for g in attr.graphs:
+                found += _graph_complex(g, f"{label} body: ")
+    return found
+
+
+def find_complex(model: onnx.ModelProto) -> list[str]:
+    """Every place a complex type appears: graph inputs, outputs, value_info,
+    initializers, Constant attributes, Cast targets, subgraphs and local functions."""
+    found = _graph_complex(model.graph, "")
+    for fn in model.functions:
+        for node in fn.node:
+            found += _node_complex(node, f"function '{fn.name}': ")
+    return found
+
+
+def check(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Infers shapes, runs the full ONNX checker and refuses any complex leftover.
+
+    Returns:
+        The model with value_info re-derived by shape inference.
+
+    Raises:
+        CheckError: A step failed. That is a bug in a rule, never a user mistake.
+    """
+    try:
+        inferred = onnx.shape_inference.infer_shapes(
+            model, check_type=True, strict_mode=True, data_prop=True
+        )
+    except Exception as e:  # onnx raises several unrelated types here
+        raise CheckError(f"shape inference failed on the rewritten model: {e}") from e
+    try:
+        onnx.checker.check_model(inferred, full_check=True)
+    except Exception as e:
+        raise CheckError(f"the rewritten model fails the ONNX checker: {e}") from e
+    left = find_complex(inferred)
+    if left:
+        raise CheckError(f"complex types remain after the rewrite: {', '.join(left)}")
+    return inferred

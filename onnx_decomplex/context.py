@@ -1,0 +1,350 @@
+"""The one object rules talk to: value forms, real operands and node emission.
+
+A complex value can exist as a packed tensor (shape S + [2]), as a (re, im) pair
+of tensors of shape S, or both. Rules ask for the form they need; a conversion is
+emitted at most once per value, and a constant is converted in numpy instead.
+Pair parts may be numpy arrays: the arithmetic below folds them at rewrite time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from . import cmath
+from .analyze import Analysis
+from .dtypes import onnx_of, real_of
+from .errors import DecomplexError
+
+Part = "gs.Tensor | np.ndarray"
+
+
+def _is_np(x) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+def _is_scalar(x, value: float) -> bool:
+    """A 0-d numpy constant equal to `value`: it never widens a broadcast."""
+    return _is_np(x) and x.ndim == 0 and x == value
+
+
+class Context:
+    """Rewrite state for one graph. Rules get it as their first argument.
+
+    Attributes:
+        graph: The graph being rewritten; emitted nodes are appended to it.
+        analysis: Which values are complex.
+        opset: The default-domain opset, which picks attribute or input spellings.
+        node: The node whose rule is running; emitted names start with its name.
+        explanations: One line per rewrite, shown with `-v`.
+    """
+
+    def __init__(self, graph: gs.Graph, analysis: Analysis, opset: int):
+        self.graph = graph
+        self.analysis = analysis
+        self.opset = opset
+        self.node: gs.Node | None = None
+        self.explanations: list[str] = []
+        self.emitted = 0
+        self._packed: dict[str, gs.Tensor] = {}
+        self._pair: dict[str, tuple] = {}
+        self._const: dict[str, np.ndarray] = {}
+        self._alias: dict[str, str] = {}
+        self._casts: dict[tuple[str, str], gs.Tensor] = {}
+        self._names: set[str] = set(graph.tensors().keys()) | {n.name for n in graph.nodes}
+
+    # ---- names -------------------------------------------------------------------------
+
+    def unique(self, base: str) -> str:
+        """`base`, or `base_1`, `base_2`, ... : the first name not yet in the graph."""
+        name, i = base, 0
+        while name in self._names:
+            i += 1
+            name = f"{base}_{i}"
+        self._names.add(name)
+        return name
+
+    def _prefix(self) -> str:
+        if self.node is None:
+            raise RuntimeError("emit() outside a rule needs an explicit name")
+        return self.node.name
+
+    # ---- facts about original tensors --------------------------------------------------
+
+    def is_complex(self, t: gs.Tensor) -> bool:
+        return bool(t.name) and t.name in self.analysis.complex
+
+    def dtype(self, t: gs.Tensor) -> np.dtype:
+        """The complex dtype of a complex value."""
+        return self.analysis.complex[t.name]
+
+    def real_dtype(self, t: gs.Tensor) -> np.dtype:
+        """float32 for complex64 values, float64 for complex128."""
+        return real_of(self.dtype(t))
+
+    def shape(self, t: gs.Tensor) -> list | None:
+        """The logical shape known for `t` (ints, dim names or None), or None."""
+        if isinstance(t, gs.Constant):
+            return list(t.shape)
+        return list(t.shape) if t.shape is not None else None
+
+    def rank(self, t: gs.Tensor) -> int | None:
+        shape = self.shape(t)
+        return None if shape is None else len(shape)
+
+    def broadcasts_into(self, small: gs.Tensor, big: gs.Tensor) -> bool:
+        """True when broadcasting `small` against `big` provably keeps `big`'s shape."""
+        s, b = self.shape(small), self.shape(big)
+        if s is None or b is None or len(s) > len(b):
+            return False
+        for ds, db in zip(reversed(s), reversed(b), strict=False):
+            if ds == 1 or (ds is not None and ds == db):
+                continue
+            return False
+        return True
+
+    def constant(self, t: gs.Tensor) -> np.ndarray | None:
+        """The value of `t` when it is known at rewrite time, else None."""
+        if self._key(t) in self._const:
+            return self._const[self._key(t)]
+        if isinstance(t, gs.Constant):
+            return np.asarray(t.values)
+        if len(t.inputs) == 1 and t.inputs[0].op == "Constant":
+            value = t.inputs[0].attrs.get("value")
+            if isinstance(value, gs.Constant):
+                return np.asarray(value.values)
+        return None
+
+    # ---- complex value forms -----------------------------------------------------------
+
+    def set_packed(self, out: gs.Tensor, packed: gs.Tensor) -> None:
+        """Records `packed` (shape S + [2]) as the packed form of complex value `out`."""
+        self._packed[out.name] = packed
+
+    def set_pair(self, out: gs.Tensor, re: Part, im: Part) -> None:
+        """Records (re, im) as the pair form of complex value `out`."""
+        if _is_np(re) and _is_np(im):
+            value = (re + 1j * im).astype(self.dtype(out))
+            self.set_constant(out, value)
+        else:
+            self._pair[out.name] = (re, im)
+
+    def set_constant(self, out: gs.Tensor, value: np.ndarray) -> None:
+        """Records a complex value known at rewrite time; forms are made in numpy."""
+        self._const[out.name] = np.asarray(value, dtype=self.dtype(out))
+
+    def alias(self, out: gs.Tensor, src: gs.Tensor) -> None:
+        """`out` is the same complex value as `src`: they share every form, now and later."""
+        self._alias[out.name] = self._key(src)
+
+    def _key(self, t: gs.Tensor) -> str:
+        return self._alias.get(t.name, t.name)
+
+    def has_pair(self, t: gs.Tensor) -> bool:
+        return self._key(t) in self._pair or self._key(t) in self._const
+
+    def has_packed(self, t: gs.Tensor) -> bool:
+        return self._key(t) in self._packed or self._key(t) in self._const
+
+    def prefers_pair(self, *ts: gs.Tensor) -> bool:
+        """True when a runtime value among `ts` exists only as a pair.
+
+        Layout rules then act on each part, rather than pay a pack and an unpack.
+        """
+        return any(
+            self.is_complex(t) and self._key(t) in self._pair and self._key(t) not in self._packed
+            for t in ts
+        )
+
+    def packed(self, t: gs.Tensor, dtype: np.dtype | None = None) -> gs.Tensor:
+        """The packed form (shape S + [2]) of complex value `t`, converting once if needed.
+
+        With `dtype` (a real dtype), the result is cast to it: numpy's promotion of
+        complex64 with complex128 operands.
+        """
+        packed = self._packed_form(t)
+        if dtype is None or np.dtype(dtype) == self.real_dtype(t):
+            return packed
+        return self._cast_part(packed, dtype)
+
+    def _cast_part(self, part: Part, dtype: np.dtype) -> Part:
+        if isinstance(part, gs.Constant):
+            part = np.asarray(part.values)
+        if _is_np(part):
+            return part.astype(dtype)
+        return self.emit("Cast", [part], {"to": onnx_of(dtype)}, name=f"{part.name}_as_{np.dtype(dtype).name}")
+
+    def _packed_form(self, t: gs.Tensor) -> gs.Tensor:
+        name = self._key(t)
+        if name in self._packed:
+            return self._packed[name]
+        if name in self._const:
+            packed = gs.Constant(self.unique(f"{name}_packed"), cmath.pack(self._const[name]))
+        elif name in self._pair:
+            re, im = self._pair[name]
+            parts = [self._unsqueeze_last(p, f"{name}_{role}_u") for p, role in ((re, "re"), (im, "im"))]
+            packed = self.emit("Concat", parts, {"axis": -1}, name=f"{name}_packed")
+        else:
+            raise RuntimeError(f"complex value '{name}' has no form yet")
+        self._packed[name] = packed
+        return packed
+
+    def pair(self, t: gs.Tensor, dtype: np.dtype | None = None) -> tuple:
+        """The (re, im) form of complex value `t`, converting once if needed.
+
+        Parts of constants are numpy arrays; every other part is a tensor of shape S.
+        With `dtype` (a real dtype), both parts are cast to it.
+        """
+        re, im = self._pair_form(t)
+        if dtype is None or np.dtype(dtype) == self.real_dtype(t):
+            return re, im
+        return self._cast_part(re, dtype), self._cast_part(im, dtype)
+
+    def _pair_form(self, t: gs.Tensor) -> tuple:
+        name = self._key(t)
+        if name in self._pair:
+            return self._pair[name]
+        if name in self._const:
+            parts = cmath.split(self._const[name])
+        elif name in self._packed:
+            packed = self._packed[name]
+            parts = tuple(
+                self.emit("Gather", [packed, np.array(i, np.int64)], {"axis": -1}, name=f"{name}_{r}")
+                for i, r in ((0, "re"), (1, "im"))
+            )
+        else:
+            raise RuntimeError(f"complex value '{name}' has no form yet")
+        self._pair[name] = parts
+        return parts
+
+    def _unsqueeze_last(self, part: Part, name: str) -> Part:
+        if _is_np(part):
+            return np.expand_dims(part, -1)
+        return self.unsqueeze(part, [-1], name=name)
+
+    # ---- real operands -----------------------------------------------------------------
+
+    def real(self, t: gs.Tensor, dtype: np.dtype) -> Part:
+        """Real tensor `t` as `dtype`: constants convert in numpy, others get one Cast."""
+        value = self.constant(t)
+        if value is not None:
+            return np.asarray(value, dtype=dtype)
+        if t.dtype is not None and np.dtype(t.dtype) == np.dtype(dtype):
+            return t
+        key = (t.name, np.dtype(dtype).name)
+        if key not in self._casts:
+            self._casts[key] = self.emit(
+                "Cast", [t], {"to": onnx_of(dtype)}, name=f"{t.name}_as_{np.dtype(dtype).name}"
+            )
+        return self._casts[key]
+
+    # ---- emission ----------------------------------------------------------------------
+
+    def const(self, value: np.ndarray, role: str = "const") -> gs.Constant:
+        """A new initializer named after the current node."""
+        return gs.Constant(self.unique(f"{self._prefix()}_{role}"), np.asarray(value))
+
+    def emit(
+        self,
+        op: str,
+        inputs: list,
+        attrs: dict | None = None,
+        *,
+        outputs: int | list[gs.Tensor] = 1,
+        name: str | None = None,
+    ):
+        """Appends one node; numpy inputs become initializers.
+
+        Args:
+            op: The ONNX op type.
+            inputs: Tensors, numpy arrays, or None for an omitted optional input.
+            attrs: Node attributes.
+            outputs: How many new outputs to make, or the exact tensors to produce
+                (a rule passes an original real output to keep its name).
+            name: The node name; by default `{node}_{op}` for the running rule.
+
+        Returns:
+            The output tensor when `outputs` is 1, else the list of outputs.
+        """
+        node_name = self.unique(name or f"{self._prefix()}_{op.lower()}")
+        ins = []
+        for x in inputs:
+            if x is None:
+                ins.append(gs.Variable.empty())
+            elif _is_np(x):
+                ins.append(gs.Constant(self.unique(f"{node_name}_c"), x))
+            else:
+                ins.append(x)
+        if isinstance(outputs, int):
+            if outputs == 1:
+                outs = [gs.Variable(self.unique(node_name))]
+            else:
+                outs = [gs.Variable(self.unique(f"{node_name}_{i}")) for i in range(outputs)]
+        else:
+            outs = list(outputs)
+        self.graph.nodes.append(gs.Node(op, node_name, dict(attrs or {}), ins, outs))
+        self.emitted += 1
+        return outs[0] if isinstance(outputs, int) and outputs == 1 else outs
+
+    def explain(self, message: str) -> None:
+        """Notes what the running rule did, for `-v`."""
+        self.explanations.append(f"{self.node.name} ({self.node.op}): {message}")
+
+    def fail(self, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
+        """An error about the running node, to raise."""
+        return DecomplexError(
+            message, node=self.node.name, op_type=self.node.op, tensor=tensor.name if tensor else None
+        )
+
+    # ---- ops whose spelling depends on the opset ---------------------------------------
+
+    def _axes_op(self, op: str, x, axes, name, since: int = 13):
+        if axes is None:
+            return self.emit(op, [x], name=name)
+        axes = [int(a) for a in axes]
+        if self.opset >= since:
+            return self.emit(op, [x, np.array(axes, np.int64)], name=name)
+        return self.emit(op, [x], {"axes": axes}, name=name)
+
+    def unsqueeze(self, x, axes, name: str | None = None):
+        """Unsqueeze with axes as an input (opset 13+) or an attribute."""
+        return self._axes_op("Unsqueeze", x, axes, name)
+
+    def squeeze(self, x, axes, name: str | None = None):
+        """Squeeze with axes as an input (opset 13+) or an attribute."""
+        return self._axes_op("Squeeze", x, axes, name)
+
+    # ---- elementwise arithmetic for cmath, folding numpy constants ---------------------
+
+    def add(self, a, b):
+        if _is_np(a) and _is_np(b):
+            return np.asarray(a + b)
+        if _is_scalar(b, 0):
+            return a
+        if _is_scalar(a, 0):
+            return b
+        return self.emit("Add", [a, b])
+
+    def sub(self, a, b):
+        if _is_np(a) and _is_np(b):
+            return np.asarray(a - b)
+        if _is_scalar(b, 0):
+            return a
+        if _is_scalar(a, 0):
+            return self.neg(b)
+        return self.emit("Sub", [a, b])
+
+    def mul(self, a, b):
+        if _is_np(a) and _is_np(b):
+            return np.asarray(a * b)
+        for x, y in ((a, b), (b, a)):
+            if _is_scalar(y, 1):
+                return x
+            if _is_scalar(y, -1):
+                return self.neg(x)
+        return self.emit("Mul", [a, b])
+
+    def neg(self, a):
+        if _is_np(a):
+            return np.asarray(-a)
+        return self.emit("Neg", [a])

@@ -1,0 +1,178 @@
+"""The library entry point: analyze, rewrite, tidy and check one model."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+import onnx_graphsurgeon as gs
+
+from .analyze import analyze
+from .check import check, find_complex, type_is_complex
+from .errors import DecomplexError, UnsupportedError
+from .load import load_model
+from .report import Report, op_histogram
+from .rewrite import rewrite
+from .save import check_paths, copy_model, save_model
+from .tidy import name_nodes, tidy
+from .validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult, load_inputs, validate
+
+MIN_OPSET = 11
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    """The version of the default ONNX domain the model imports."""
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return entry.version
+    raise DecomplexError("the model imports no default ONNX opset")
+
+
+def _with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy with inferred shapes; they only help rules pick a form, so failure is fine."""
+    try:
+        return onnx.shape_inference.infer_shapes(model)
+    except Exception:
+        return model
+
+
+def decomplex(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Report]:
+    """Rewrites every complex value of `model` into the packed-real layout.
+
+    A complex tensor of shape S becomes a real one of shape S + [2] holding
+    (real, imag): complex64 becomes float32, complex128 becomes float64. Graph
+    inputs and outputs keep their names and symbolic dims. `model` is not modified.
+
+    Args:
+        model: A loaded model, with its external data loaded.
+
+    Returns:
+        The rewritten model, checked by shape inference and the full ONNX checker
+        (the input model itself when it holds no complex value), and a report.
+
+    Raises:
+        UnsupportedError: Complex values reach ops that cannot be rewritten; every
+            such node is listed.
+        DecomplexError: Anything else that stops the rewrite.
+    """
+    start = time.perf_counter()
+    opset = default_opset(model)
+    if opset < MIN_OPSET:
+        raise DecomplexError(f"opset {opset} is older than the oldest supported, {MIN_OPSET}")
+    report = Report(ops_before=op_histogram(model))
+
+    graph = gs.import_onnx(_with_shapes(model))
+    name_nodes(graph)
+    graph.toposort()
+    analysis = analyze(graph)
+    in_functions = [p for p in find_complex(model) if p.startswith("function ")]
+    if in_functions:
+        raise DecomplexError(f"complex values inside model-local functions: {', '.join(in_functions)}")
+    if analysis.unsupported:
+        raise UnsupportedError.of(analysis.unsupported)
+    if not analysis.has_complex:
+        report.ops_after = report.ops_before
+        report.seconds = time.perf_counter() - start
+        return model, report
+
+    report.inputs = list(analysis.inputs)
+    report.outputs = [t.name for t in graph.outputs if t.name in analysis.complex]
+    report.initializers = list(analysis.initializers)
+    report.constants = list(analysis.constants)
+    report.casts = list(analysis.casts)
+    report.rewritten = len(analysis.nodes)
+
+    ctx = rewrite(graph, analysis, opset)
+    tidy(graph)
+    out = gs.export_onnx(graph, do_type_check=False)
+    _keep_model_fields(model, out, set(analysis.complex))
+    out = check(out)
+
+    report.emitted = ctx.emitted
+    report.explanations = ctx.explanations
+    report.ops_after = op_histogram(out)
+    report.seconds = time.perf_counter() - start
+    return out, report
+
+
+def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto, complex_names: set[str]) -> None:
+    """Carries over what the graph export does not: versions, metadata and the
+    original value_info (minus complex labels, which shape inference re-derives)."""
+    dst.ir_version = src.ir_version
+    del dst.opset_import[:]
+    dst.opset_import.extend(src.opset_import)
+    for field in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
+        setattr(dst, field, getattr(src, field))
+    del dst.metadata_props[:]
+    dst.metadata_props.extend(src.metadata_props)
+    if not dst.functions and src.functions:
+        dst.functions.extend(src.functions)
+    present = {t for n in dst.graph.node for t in (*n.input, *n.output)}
+    keep = [
+        v
+        for v in src.graph.value_info
+        if v.name in present and v.name not in complex_names and not type_is_complex(v.type)
+    ]
+    del dst.graph.value_info[:]
+    dst.graph.value_info.extend(keep)
+
+
+
+@dataclass
+class FileResult:
+    """The outcome of `convert_file`.
+
+    Attributes:
+        report: What the rewrite found and changed.
+        validation: The comparison with the reference, or None when skipped.
+        written: The files written.
+    """
+
+    report: Report
+    validation: ValidationResult | None
+    written: list[Path]
+
+    @property
+    def ok(self) -> bool:
+        return self.validation is None or self.validation.passed
+
+
+def convert_file(
+    src: str | Path,
+    dst: str | Path,
+    *,
+    check_numerics: bool = True,
+    input_shapes: dict[str, tuple[int, ...]] | None = None,
+    inputs_file: str | Path | None = None,
+    seed: int = 0,
+    atol: float = DEFAULT_ATOL,
+    rtol: float = DEFAULT_RTOL,
+    external_data: bool | None = None,
+) -> FileResult:
+    """The main job: load, rewrite, check, save atomically, then validate.
+
+    The input is never modified. The output is written before validation, so a
+    model that fails validation can still be inspected.
+
+    Raises:
+        DecomplexError: Naming `src`, and the node and tensor where one applies.
+    """
+    src, dst = Path(src), Path(dst)
+    try:
+        check_paths(src, dst)
+        model = load_model(src)
+        out, report = decomplex(model)
+        if not report.has_complex:
+            return FileResult(report, None, copy_model(src, model, dst))
+        written = save_model(out, dst, external_data)
+        result = None
+        if check_numerics:
+            feeds = load_inputs(str(inputs_file), model) if inputs_file else None
+            result = validate(
+                model, out, feeds, input_shapes=input_shapes, seed=seed, atol=atol, rtol=rtol
+            )
+        return FileResult(report, result, written)
+    except DecomplexError as e:
+        raise e.at_file(str(src)) from None

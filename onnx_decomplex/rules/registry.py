@@ -1,0 +1,80 @@
+"""The rule registry: one rule per op type, registered with `@rule`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..dtypes import promote
+
+if TYPE_CHECKING:
+    import onnx_graphsurgeon as gs
+
+    from ..context import Context
+
+# For each input, its complex dtype, or None when it is real.
+InputKinds = Sequence["np.dtype | None"]
+Infer = Callable[["gs.Node", InputKinds], list["np.dtype | None"]]
+RuleFn = Callable[["Context", "gs.Node"], None]
+
+
+def complex_like_inputs(node: gs.Node, kinds: InputKinds) -> list[np.dtype | None]:
+    """Every output is complex, with numpy's promotion of the complex inputs."""
+    found = [k for k in kinds if k is not None]
+    dtype = promote(*found) if found else None
+    return [dtype] * len(node.outputs)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered rewrite: `fn` emits real nodes, `infer` says which outputs are complex."""
+
+    op_type: str
+    fn: RuleFn
+    infer: Infer
+
+    @property
+    def where(self) -> str:
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(*op_types: str, infer: Infer = complex_like_inputs) -> Callable[[RuleFn], RuleFn]:
+    """Registers `fn` as the rewrite of each op type in `op_types`.
+
+    Args:
+        *op_types: ONNX op types (default domain) the rule handles.
+        infer: Given the node and the complex dtype (or None) of each input, returns
+            the complex dtype (or None) of each output. Analysis uses it to find every
+            complex value before anything is rewritten.
+
+    Raises:
+        ValueError: An op type already has a rule. Silently replacing a rule would
+            hide which of two modules actually runs.
+    """
+
+    def register(fn: RuleFn) -> RuleFn:
+        for op in op_types:
+            if op in REGISTRY:
+                raise ValueError(f"{op} already has a rule: {REGISTRY[op].where}")
+            REGISTRY[op] = Rule(op, fn, infer)
+        return fn
+
+    return register
+
+
+def get(op_type: str, domain: str = "") -> Rule | None:
+    """The rule for an op, or None. Only the default ONNX domain has rules."""
+    if domain not in ("", "ai.onnx"):
+        return None
+    return REGISTRY.get(op_type)
+
+
+def supported_ops() -> frozenset[str]:
+    """Every op type that has a rule."""
+    return frozenset(REGISTRY)

@@ -1,0 +1,266 @@
+"""Compare the rewrite, run in onnxruntime, with the original run by the reference evaluator.
+
+The reference evaluator (`onnx.reference`) runs complex graphs in numpy; what it
+computes is what the original model means.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx.reference import ReferenceEvaluator
+
+from . import cmath
+from .dtypes import is_complex_np, np_of, real_of
+from .errors import DecomplexError
+
+DEFAULT_DIM = 2
+"""Value of a symbolic dim that no --input-shapes entry fixes. Not 1, which would
+hide a broadcasting mistake."""
+
+DEFAULT_ATOL = 1e-5
+DEFAULT_RTOL = 1e-4
+
+
+@dataclass
+class OutputResult:
+    """The comparison of one graph output.
+
+    Attributes:
+        name: The output name.
+        passed: Every element within atol + rtol * |expected| (NaN matching NaN).
+        max_abs: The largest |expected - actual|, complex modulus for complex outputs.
+        max_rel: The largest |expected - actual| / |expected|.
+        note: Why it failed, when the shapes or dtypes differ.
+    """
+
+    name: str
+    passed: bool
+    max_abs: float
+    max_rel: float
+    note: str = ""
+
+
+@dataclass
+class ValidationResult:
+    """Per-output comparisons, and how long each side took."""
+
+    outputs: list[OutputResult] = field(default_factory=list)
+    atol: float = DEFAULT_ATOL
+    rtol: float = DEFAULT_RTOL
+    reference_seconds: float = 0.0
+    runtime_seconds: float = 0.0
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(o.passed for o in self.outputs)
+
+
+def _graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    inits = {t.name for t in model.graph.initializer}
+    return [v for v in model.graph.input if v.name not in inits]
+
+
+def resolve_shapes(
+    model: onnx.ModelProto, overrides: dict[str, tuple[int, ...]] | None = None
+) -> dict[str, tuple[int, ...]]:
+    """Concrete shapes for the original model's inputs.
+
+    A dim name fixed by an override applies to every input that uses it; other
+    symbolic dims are DEFAULT_DIM.
+
+    Raises:
+        DecomplexError: An override names no input, or has the wrong rank.
+    """
+    overrides = dict(overrides or {})
+    inputs = _graph_inputs(model)
+    names = {v.name for v in inputs}
+    for name in overrides:
+        if name not in names:
+            raise DecomplexError(
+                f"--input-shapes names '{name}', which is not an input; inputs: {', '.join(sorted(names))}"
+            )
+    symbols: dict[str, int] = {}
+    for v in inputs:
+        if v.name in overrides:
+            dims = v.type.tensor_type.shape.dim
+            if len(dims) != len(overrides[v.name]):
+                raise DecomplexError(
+                    f"--input-shapes gives {len(overrides[v.name])} dims for '{v.name}', "
+                    f"which has {len(dims)}",
+                    tensor=v.name,
+                )
+            for d, value in zip(dims, overrides[v.name], strict=True):
+                if d.dim_param:
+                    symbols.setdefault(d.dim_param, value)
+    shapes = {}
+    for v in inputs:
+        if v.name in overrides:
+            shapes[v.name] = tuple(overrides[v.name])
+            continue
+        shape = []
+        for d in v.type.tensor_type.shape.dim:
+            if d.HasField("dim_value"):
+                shape.append(d.dim_value)
+            else:
+                shape.append(symbols.get(d.dim_param, DEFAULT_DIM))
+        shapes[v.name] = tuple(shape)
+    return shapes
+
+
+def random_inputs(
+    model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]], seed: int = 0
+) -> dict[str, np.ndarray]:
+    """Seeded random inputs for the original model.
+
+    Floats and both parts of complex values are standard normal; integers are in
+    [0, 4); booleans are fair coin flips.
+    """
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for v in _graph_inputs(model):
+        dtype = np.dtype(np_of(v.type.tensor_type.elem_type))
+        shape = shapes[v.name]
+        if dtype.kind == "c":
+            value = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        elif dtype.kind == "f":
+            value = rng.standard_normal(shape)
+        elif dtype.kind in "iu":
+            value = rng.integers(0, 4, size=shape)
+        elif dtype.kind == "b":
+            value = rng.random(shape) < 0.5
+        else:
+            raise DecomplexError(f"cannot make random inputs of type {dtype}", tensor=v.name)
+        feeds[v.name] = np.asarray(value).astype(dtype)
+    return feeds
+
+
+def pack_input(value: np.ndarray) -> np.ndarray:
+    """Complex array of shape S -> real array of shape S + [2], without a copy when contiguous."""
+    value = np.ascontiguousarray(value)
+    return value.view(real_of(value.dtype)).reshape(*value.shape, 2)
+
+
+def load_inputs(path: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """Inputs from an .npz file, keyed by input name.
+
+    A complex input may be given as a complex array, or packed (a real array with a
+    trailing 2).
+    """
+    try:
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+    except Exception as e:
+        raise DecomplexError(f"cannot read inputs: {e}", file=str(path)) from e
+    feeds = {}
+    for v in _graph_inputs(model):
+        if v.name not in arrays:
+            raise DecomplexError(f"the inputs file has no array '{v.name}'", file=str(path), tensor=v.name)
+        value = arrays[v.name]
+        dtype = np.dtype(np_of(v.type.tensor_type.elem_type))
+        if dtype.kind == "c" and value.dtype.kind != "c" and value.shape[-1:] == (2,):
+            value = cmath.unpack(value)
+        feeds[v.name] = value.astype(dtype)
+    return feeds
+
+
+def _compare(name: str, expected: np.ndarray, actual: np.ndarray, atol: float, rtol: float) -> OutputResult:
+    if is_complex_np(expected.dtype):
+        if actual.shape != (*expected.shape, 2):
+            return OutputResult(name, False, np.inf, np.inf, f"shape {actual.shape}, expected {(*expected.shape, 2)}")
+        actual = cmath.unpack(actual)
+    elif actual.shape != expected.shape:
+        return OutputResult(name, False, np.inf, np.inf, f"shape {actual.shape}, expected {expected.shape}")
+    if expected.dtype.kind in "biu" or expected.dtype.kind not in "fc":
+        equal = np.array_equal(expected, actual)
+        return OutputResult(name, equal, 0.0 if equal else np.inf, 0.0 if equal else np.inf)
+    both_nan = np.isnan(expected) & np.isnan(actual)
+    diff = np.where(both_nan, 0.0, np.abs(expected.astype(np.complex128) - actual))
+    scale = np.abs(expected)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(diff == 0, 0.0, diff / scale)
+    ok = bool(np.all(diff <= atol + rtol * np.where(both_nan, 0.0, scale)))
+    if diff.size == 0:
+        return OutputResult(name, ok, 0.0, 0.0)
+    return OutputResult(name, ok, float(np.max(diff)), float(np.max(rel)))
+
+
+def run_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Runs `model` with the reference evaluator; outputs in graph order."""
+    try:
+        with warnings.catch_warnings():
+            # numpy warns when a Cast to real drops the imaginary part: that is the meaning.
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, feeds)]
+    except Exception as e:
+        raise DecomplexError(f"the reference evaluator could not run the original model: {e}") from e
+
+
+def run_onnxruntime(
+    model: onnx.ModelProto, feeds: dict[str, np.ndarray], providers: list[str] | None = None
+) -> list[np.ndarray]:
+    """Runs `model` in onnxruntime (CPU unless `providers` says otherwise)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(
+            model.SerializeToString(), options, providers=providers or ["CPUExecutionProvider"]
+        )
+        return session.run(None, feeds)
+    except Exception as e:
+        raise DecomplexError(f"onnxruntime could not run the rewritten model: {e}") from e
+
+
+def validate(
+    original: onnx.ModelProto,
+    rewritten: onnx.ModelProto,
+    inputs: dict[str, np.ndarray] | None = None,
+    *,
+    input_shapes: dict[str, tuple[int, ...]] | None = None,
+    seed: int = 0,
+    atol: float = DEFAULT_ATOL,
+    rtol: float = DEFAULT_RTOL,
+    providers: list[str] | None = None,
+) -> ValidationResult:
+    """Runs both models on the same inputs and compares every output.
+
+    Args:
+        original: The complex model, run by `onnx.reference.ReferenceEvaluator`.
+        rewritten: The packed-real model, run by onnxruntime on packed inputs.
+        inputs: Inputs for the original model (complex arrays for complex inputs).
+            Random, seeded inputs are made when None.
+        input_shapes: Shapes for inputs with symbolic dims, by input name.
+        seed: Seed for random inputs.
+        atol: Absolute tolerance.
+        rtol: Relative tolerance, against |expected|.
+        providers: onnxruntime execution providers; CPU by default.
+
+    Returns:
+        PASSED/FAILED per output with the max absolute and relative error.
+    """
+    if inputs is None:
+        shapes = resolve_shapes(original, input_shapes)
+        inputs = random_inputs(original, shapes, seed)
+    shapes = {k: tuple(v.shape) for k, v in inputs.items()}
+    packed = {k: pack_input(v) if is_complex_np(v.dtype) else v for k, v in inputs.items()}
+
+    start = time.perf_counter()
+    expected = run_reference(original, inputs)
+    middle = time.perf_counter()
+    actual = run_onnxruntime(rewritten, packed, providers)
+    end = time.perf_counter()
+
+    names = [o.name for o in original.graph.output]
+    result = ValidationResult(
+        atol=atol, rtol=rtol, reference_seconds=middle - start, runtime_seconds=end - middle, shapes=shapes
+    )
+    for name, e, a in zip(names, expected, actual, strict=True):
+        result.outputs.append(_compare(name, e, np.asarray(a), atol, rtol))
+    return result
