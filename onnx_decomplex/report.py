@@ -54,7 +54,6 @@ class Report:
             "inputs": len(self.inputs),
             "outputs": len(self.outputs),
             "initializers": len(self.initializers),
-            "constants": len(self.constants),
-            "casts to complex": len(self.casts),
-            "nodes rewritten": self.rewritten,
+            "Constant nodes": len(self.constants),
+            "Casts to complex": len(self.casts),
         }

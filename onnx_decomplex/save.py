@@ -16,6 +16,12 @@ TWO_GB = 2**31
 """Protobuf cannot serialize a message this large; such models must use external data."""
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def check_paths(src: str | Path, dst: str | Path) -> None:
     """Refuses an output that would overwrite the input, or that cannot be a file.
 
@@ -92,6 +98,7 @@ def copy_model(src: str | Path, model: onnx.ModelProto, dst: str | Path) -> list
         raise SaveError(f"cannot write to the output folder: {e.strerror or e}", file=str(dst)) from e
     try:
         shutil.copyfile(src, tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
         os.replace(tmp, dst)
         return [dst]
     except OSError as e:

@@ -1,0 +1,101 @@
+"""`onnx-decomplex IN OUT`: parse options, call the library, print."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from onnx_decomplex import __version__
+from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.pipeline import convert_file
+from onnx_decomplex.shapes import parse_shapes
+from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
+
+from .groups import GroupedCommand, option
+from .output import print_summary, print_validation
+
+EXIT_ERROR = 1
+EXIT_VALIDATION = 3
+
+
+@click.command(cls=GroupedCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("src", metavar="IN", type=click.Path(path_type=Path))
+@click.argument("dst", metavar="OUT", type=click.Path(path_type=Path))
+@option(
+    "--external-data/--no-external-data",
+    default=None,
+    group="Output",
+    help="Keep tensor data in OUT.data beside OUT. Default: only when the model is over 2 GB.",
+)
+@option(
+    "--validate/--no-validate",
+    default=True,
+    group="Validation",
+    help="Compare the rewrite (onnxruntime) with the original (onnx.reference). On by default.",
+)
+@option(
+    "--input-shapes",
+    multiple=True,
+    metavar="SPEC",
+    group="Validation",
+    help=f"Shapes for inputs with symbolic dims: name:1x8x128 or name:[1,8,128], comma- or "
+    f"option-separated. Dims nobody fixes are {DEFAULT_DIM}.",
+)
+@option(
+    "--load-inputs",
+    type=click.Path(path_type=Path),
+    group="Validation",
+    help=".npz of inputs for the original model, by input name (complex or packed arrays).",
+)
+@option("--seed", type=int, default=0, show_default=True, group="Validation", help="Seed for random inputs.")
+@option("--atol", type=float, default=DEFAULT_ATOL, show_default=True, group="Validation", help="Absolute tolerance.")
+@option(
+    "--rtol",
+    type=float,
+    default=DEFAULT_RTOL,
+    show_default=True,
+    group="Validation",
+    help="Relative tolerance, against |expected|.",
+)
+@option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
+@option("-v", "--verbose", is_flag=True, group="Output", help="Explain each rewritten node.")
+@click.version_option(__version__, "--version", package_name="onnx-decomplex")
+def main(src, dst, external_data, validate, input_shapes, load_inputs, seed, atol, rtol, quiet, verbose):
+    """Rewrite the complex tensors of the ONNX model IN into packed-real form, in OUT.
+
+    A complex tensor of shape S becomes a real one of shape S+[2] holding (real, imag):
+    complex64 becomes float32, complex128 becomes float64. Inputs and outputs keep their names.
+
+    Exit status: 0 done; 1 error, nothing written; 2 bad usage; 3 written, but validation failed.
+    """
+    console = Console(quiet=quiet, highlight=False, soft_wrap=True)
+    try:
+        result = convert_file(
+            src,
+            dst,
+            check_numerics=validate,
+            input_shapes=parse_shapes(input_shapes),
+            inputs_file=load_inputs,
+            seed=seed,
+            atol=atol,
+            rtol=rtol,
+            external_data=external_data,
+        )
+    except DecomplexError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_ERROR)
+    print_summary(console, result, verbose)
+    print_validation(console, result)
+    if not result.ok:
+        failed = ", ".join(o.name for o in result.validation.outputs if not o.passed)
+        click.echo(f"error: {src}: validation failed for {failed}; {dst} was written for inspection", err=True)
+        sys.exit(EXIT_VALIDATION)
+    if not quiet:
+        click.echo(f"wrote {dst}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Terminal output: the summary table and the per-output PASSED/FAILED lines."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from onnx_decomplex.pipeline import FileResult
+
+
+def print_summary(console: Console, result: FileResult, verbose: bool) -> None:
+    """One table: complex values found, node counts per op before and after, time."""
+    report = result.report
+    if not report.has_complex:
+        console.print("no complex values: the model was written out unchanged")
+        return
+    table = Table(title="onnx-decomplex", show_edge=False, title_justify="left")
+    table.add_column("")
+    table.add_column("before", justify="right")
+    table.add_column("after", justify="right")
+    for kind, count in report.found().items():
+        table.add_row(f"complex {kind}", str(count), "0")
+    table.add_row("nodes touching complex values", str(report.rewritten), "0")
+    table.add_section()
+    for op in sorted(set(report.ops_before) | set(report.ops_after)):
+        table.add_row(op, str(report.ops_before.get(op, 0)), str(report.ops_after.get(op, 0)))
+    table.add_section()
+    table.add_row(
+        "nodes", str(sum(report.ops_before.values())), str(sum(report.ops_after.values()))
+    )
+    table.add_row("rewrite time", "", f"{report.seconds * 1000:.1f} ms")
+    console.print(table)
+    if verbose:
+        for line in report.explanations:
+            console.print(f"  {line}", highlight=False)
+
+
+def print_validation(console: Console, result: FileResult) -> None:
+    """PASSED or FAILED per output, with the max absolute and relative error."""
+    v = result.validation
+    if v is None:
+        return
+    shapes = ", ".join(f"{k}:{'x'.join(map(str, s)) or 'scalar'}" for k, s in v.shapes.items())
+    console.print(
+        f"validation: reference (onnx.reference) {v.reference_seconds * 1000:.1f} ms, "
+        f"onnxruntime {v.runtime_seconds * 1000:.1f} ms, atol={v.atol:g} rtol={v.rtol:g}, "
+        f"inputs {shapes or 'none'}",
+        highlight=False,
+    )
+    for o in v.outputs:
+        status = "[green]PASSED[/green]" if o.passed else "[red]FAILED[/red]"
+        note = f" ({o.note})" if o.note else ""
+        console.print(
+            f"  {status} {o.name}: max abs error {o.max_abs:.3g}, max rel error {o.max_rel:.3g}{note}",
+            highlight=False,
+        )
