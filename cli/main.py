@@ -50,8 +50,22 @@ EXIT_VALIDATION = 3
     group="Validation",
     help=".npz of inputs for the original model, by input name (complex or packed arrays).",
 )
-@option("--seed", type=int, default=0, show_default=True, group="Validation", help="Seed for random inputs.")
-@option("--atol", type=float, default=DEFAULT_ATOL, show_default=True, group="Validation", help="Absolute tolerance.")
+@option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    group="Validation",
+    help="Seed for random inputs.",
+)
+@option(
+    "--atol",
+    type=float,
+    default=DEFAULT_ATOL,
+    show_default=True,
+    group="Validation",
+    help="Absolute tolerance.",
+)
 @option(
     "--rtol",
     type=float,
@@ -63,7 +77,9 @@ EXIT_VALIDATION = 3
 @option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
 @option("-v", "--verbose", is_flag=True, group="Output", help="Explain each rewritten node.")
 @click.version_option(__version__, "--version", package_name="onnx-decomplex")
-def main(src, dst, external_data, validate, input_shapes, load_inputs, seed, atol, rtol, quiet, verbose):
+def main(
+    src, dst, external_data, validate, input_shapes, load_inputs, seed, atol, rtol, quiet, verbose
+):
     """Rewrite the complex tensors of the ONNX model IN into packed-real form, in OUT.
 
     A complex tensor of shape S becomes a real one of shape S+[2] holding (real, imag):
@@ -91,7 +107,10 @@ def main(src, dst, external_data, validate, input_shapes, load_inputs, seed, ato
     print_validation(console, result)
     if not result.ok:
         failed = ", ".join(o.name for o in result.validation.outputs if not o.passed)
-        click.echo(f"error: {src}: validation failed for {failed}; {dst} was written for inspection", err=True)
+        click.echo(
+            f"error: {src}: validation failed for {failed}; {dst} was written for inspection",
+            err=True,
+        )
         sys.exit(EXIT_VALIDATION)
     if not quiet:
         click.echo(f"wrote {dst}")

@@ -1,8 +1,8 @@
 """Rewrite complex-valued ONNX graphs into equivalent packed-real graphs.
 
-    from onnx_decomplex import decomplex, validate
-    model_out, report = decomplex(onnx.load("in.onnx"))
-    result = validate(original, model_out)
+from onnx_decomplex import decomplex, validate
+model_out, report = decomplex(onnx.load("in.onnx"))
+result = validate(original, model_out)
 """
 
 from .errors import DecomplexError, UnsupportedError

@@ -27,9 +27,15 @@ def type_is_complex(tp: onnx.TypeProto) -> bool:
 
 def _graph_complex(graph: onnx.GraphProto, where: str) -> list[str]:
     found = []
-    for kind, values in (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info)):
+    for kind, values in (
+        ("input", graph.input),
+        ("output", graph.output),
+        ("value_info", graph.value_info),
+    ):
         found += [f"{where}{kind} '{v.name}'" for v in values if type_is_complex(v.type)]
-    found += [f"{where}initializer '{t.name}'" for t in graph.initializer if is_complex_onnx(t.data_type)]
+    found += [
+        f"{where}initializer '{t.name}'" for t in graph.initializer if is_complex_onnx(t.data_type)
+    ]
     for node in graph.node:
         found += _node_complex(node, where)
     return found
@@ -39,11 +45,15 @@ def _node_complex(node: onnx.NodeProto, where: str) -> list[str]:
     found = []
     label = f"{where}node '{node.name}' ({node.op_type})"
     for attr in node.attribute:
-        if attr.type == AttributeProto.TENSOR and is_complex_onnx(attr.t.data_type):
+        if attr.type == AttributeProto.TENSOR and is_complex_onnx(attr.t.data_type) or attr.type == AttributeProto.TENSORS and any(
+            is_complex_onnx(t.data_type) for t in attr.tensors
+        ):
             found.append(f"{label} attribute '{attr.name}'")
-        elif attr.type == AttributeProto.TENSORS and any(is_complex_onnx(t.data_type) for t in attr.tensors):
-            found.append(f"{label} attribute '{attr.name}'")
-        elif attr.type == AttributeProto.INT and attr.name in ("to", "dtype") and is_complex_onnx(attr.i):
+        elif (
+            attr.type == AttributeProto.INT
+            and attr.name in ("to", "dtype")
+            and is_complex_onnx(attr.i)
+        ):
             found.append(f"{label} attribute '{attr.name}' = {TensorProto.DataType.Name(attr.i)}")
         elif attr.type == AttributeProto.GRAPH:
             found += _graph_complex(attr.g, f"{label} body: ")

@@ -71,7 +71,8 @@ def neg(ops, a):
 
 def split(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """z -> (Re z, Im z), as contiguous real arrays."""
-    return np.ascontiguousarray(value.real), np.ascontiguousarray(value.imag)
+    # not ascontiguousarray, which turns a 0-d array into a 1-d one
+    return np.array(value.real, order="C"), np.array(value.imag, order="C")
 
 
 def pack(value: np.ndarray) -> np.ndarray:

@@ -172,7 +172,9 @@ class Context:
             part = np.asarray(part.values)
         if _is_np(part):
             return part.astype(dtype)
-        return self.emit("Cast", [part], {"to": onnx_of(dtype)}, name=f"{part.name}_as_{np.dtype(dtype).name}")
+        return self.emit(
+            "Cast", [part], {"to": onnx_of(dtype)}, name=f"{part.name}_as_{np.dtype(dtype).name}"
+        )
 
     def _packed_form(self, t: gs.Tensor) -> gs.Tensor:
         name = self._key(t)
@@ -182,7 +184,9 @@ class Context:
             packed = gs.Constant(self.unique(f"{name}_packed"), cmath.pack(self._const[name]))
         elif name in self._pair:
             re, im = self._pair[name]
-            parts = [self._unsqueeze_last(p, f"{name}_{role}_u") for p, role in ((re, "re"), (im, "im"))]
+            parts = [
+                self._unsqueeze_last(p, f"{name}_{role}_u") for p, role in ((re, "re"), (im, "im"))
+            ]
             packed = self.emit("Concat", parts, {"axis": -1}, name=f"{name}_packed")
         else:
             raise RuntimeError(f"complex value '{name}' has no form yet")
@@ -209,7 +213,9 @@ class Context:
         elif name in self._packed:
             packed = self._packed[name]
             parts = tuple(
-                self.emit("Gather", [packed, np.array(i, np.int64)], {"axis": -1}, name=f"{name}_{r}")
+                self.emit(
+                    "Gather", [packed, np.array(i, np.int64)], {"axis": -1}, name=f"{name}_{r}"
+                )
                 for i, r in ((0, "re"), (1, "im"))
             )
         else:
@@ -293,7 +299,10 @@ class Context:
     def fail(self, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
         """An error about the running node, to raise."""
         return DecomplexError(
-            message, node=self.node.name, op_type=self.node.op, tensor=tensor.name if tensor else None
+            message,
+            node=self.node.name,
+            op_type=self.node.op,
+            tensor=tensor.name if tensor else None,
         )
 
     # ---- ops whose spelling depends on the opset ---------------------------------------

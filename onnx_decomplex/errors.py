@@ -69,7 +69,9 @@ class Unsupported:
     reason: str = "no complex rule"
 
     def __str__(self) -> str:
-        return f"'{self.node}' ({self.op_type}, input '{self.tensor}' is {self.dtype}: {self.reason})"
+        return (
+            f"'{self.node}' ({self.op_type}, input '{self.tensor}' is {self.dtype}: {self.reason})"
+        )
 
 
 @dataclass

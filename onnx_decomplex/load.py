@@ -7,7 +7,11 @@ from pathlib import Path
 
 import onnx
 from onnx import AttributeProto, TensorProto
-from onnx.external_data_helper import ExternalDataInfo, load_external_data_for_model, uses_external_data
+from onnx.external_data_helper import (
+    ExternalDataInfo,
+    load_external_data_for_model,
+    uses_external_data,
+)
 
 from .errors import LoadError
 
@@ -38,7 +42,9 @@ def _check_external(model: onnx.ModelProto, path: Path) -> None:
         info = ExternalDataInfo(t)
         data = base / info.location
         if not data.is_file():
-            raise LoadError(f"external data file '{info.location}' is missing", file=str(path), tensor=t.name)
+            raise LoadError(
+                f"external data file '{info.location}' is missing", file=str(path), tensor=t.name
+            )
         need = (info.offset or 0) + (info.length or 0)
         if need > data.stat().st_size:
             raise LoadError(
@@ -66,7 +72,10 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     except Exception as e:
         raise LoadError(f"not an ONNX model, or truncated: {e}", file=str(path)) from e
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.output:
-        raise LoadError("not an ONNX model, or truncated: it has no IR version or no graph outputs", file=str(path))
+        raise LoadError(
+            "not an ONNX model, or truncated: it has no IR version or no graph outputs",
+            file=str(path),
+        )
     _check_external(model, path)
     try:
         load_external_data_for_model(model, str(path.parent))

@@ -69,7 +69,9 @@ def decomplex(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Report]:
     analysis = analyze(graph)
     in_functions = [p for p in find_complex(model) if p.startswith("function ")]
     if in_functions:
-        raise DecomplexError(f"complex values inside model-local functions: {', '.join(in_functions)}")
+        raise DecomplexError(
+            f"complex values inside model-local functions: {', '.join(in_functions)}"
+        )
     if analysis.unsupported:
         raise UnsupportedError.of(analysis.unsupported)
     if not analysis.has_complex:
@@ -117,7 +119,6 @@ def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto, complex_names
     ]
     del dst.graph.value_info[:]
     dst.graph.value_info.extend(keep)
-
 
 
 @dataclass

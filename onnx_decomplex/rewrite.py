@@ -54,6 +54,10 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int) -> Context:
             outputs.append(t)
             continue
         packed = ctx.packed(t)
+        if packed.name == t.name and id(packed) in claimed:
+            # A graph input that is also an output, as in the original.
+            outputs.append(packed)
+            continue
         # Rename the tensor that already holds the result, unless it is also an input,
         # a constant or another output: those need an Identity to carry the name.
         if isinstance(packed, gs.Variable) and packed.inputs and id(packed) not in claimed:

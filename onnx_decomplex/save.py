@@ -29,16 +29,22 @@ def check_paths(src: str | Path, dst: str | Path) -> None:
         SaveError: `dst` is `src`, is a folder, or its folder does not exist.
     """
     src, dst = Path(src), Path(dst)
-    same = src.resolve() == dst.resolve() or (dst.exists() and src.exists() and os.path.samefile(src, dst))
+    same = src.resolve() == dst.resolve() or (
+        dst.exists() and src.exists() and os.path.samefile(src, dst)
+    )
     if same:
-        raise SaveError("the output path is the input file; the input is never overwritten", file=str(dst))
+        raise SaveError(
+            "the output path is the input file; the input is never overwritten", file=str(dst)
+        )
     if dst.is_dir():
         raise SaveError("the output path is a folder; give a file name", file=str(dst))
     if not dst.parent.is_dir():
         raise SaveError(f"the output folder '{dst.parent}' does not exist", file=str(dst))
 
 
-def save_model(model: onnx.ModelProto, path: str | Path, external_data: bool | None = None) -> list[Path]:
+def save_model(
+    model: onnx.ModelProto, path: str | Path, external_data: bool | None = None
+) -> list[Path]:
     """Writes `model` so that a failure never leaves a partial file at `path`.
 
     Args:
@@ -59,7 +65,9 @@ def save_model(model: onnx.ModelProto, path: str | Path, external_data: bool | N
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     except OSError as e:
-        raise SaveError(f"cannot write to the output folder: {e.strerror or e}", file=str(path)) from e
+        raise SaveError(
+            f"cannot write to the output folder: {e.strerror or e}", file=str(path)
+        ) from e
     try:
         if external_data:
             to_save = onnx.ModelProto()
@@ -95,7 +103,9 @@ def copy_model(src: str | Path, model: onnx.ModelProto, dst: str | Path) -> list
         fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)
         os.close(fd)
     except OSError as e:
-        raise SaveError(f"cannot write to the output folder: {e.strerror or e}", file=str(dst)) from e
+        raise SaveError(
+            f"cannot write to the output folder: {e.strerror or e}", file=str(dst)
+        ) from e
     try:
         shutil.copyfile(src, tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode

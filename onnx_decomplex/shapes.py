@@ -59,6 +59,8 @@ def parse_shapes(specs: str | Iterable[str]) -> dict[str, tuple[int, ...]]:
         for item in _split_items(spec):
             name, sep, dims = item.rpartition(":")
             if not sep or not name:
-                raise DecomplexError(f"bad shape spec '{item}': expected name:1x8x128 or name:[1,8,128]")
+                raise DecomplexError(
+                    f"bad shape spec '{item}': expected name:1x8x128 or name:[1,8,128]"
+                )
             shapes[name] = _dims(dims, item)
     return shapes

@@ -142,8 +142,9 @@ def random_inputs(
 
 def pack_input(value: np.ndarray) -> np.ndarray:
     """Complex array of shape S -> real array of shape S + [2], without a copy when contiguous."""
-    value = np.ascontiguousarray(value)
-    return value.view(real_of(value.dtype)).reshape(*value.shape, 2)
+    # Adding the unit axis first lets 0-d arrays take the view too.
+    value = np.asarray(value, order="C")
+    return value.reshape(*value.shape, 1).view(real_of(value.dtype))
 
 
 def load_inputs(path: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
@@ -160,7 +161,9 @@ def load_inputs(path: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     feeds = {}
     for v in _graph_inputs(model):
         if v.name not in arrays:
-            raise DecomplexError(f"the inputs file has no array '{v.name}'", file=str(path), tensor=v.name)
+            raise DecomplexError(
+                f"the inputs file has no array '{v.name}'", file=str(path), tensor=v.name
+            )
         value = arrays[v.name]
         dtype = np.dtype(np_of(v.type.tensor_type.elem_type))
         if dtype.kind == "c" and value.dtype.kind != "c" and value.shape[-1:] == (2,):
@@ -169,13 +172,23 @@ def load_inputs(path: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     return feeds
 
 
-def _compare(name: str, expected: np.ndarray, actual: np.ndarray, atol: float, rtol: float) -> OutputResult:
+def _compare(
+    name: str, expected: np.ndarray, actual: np.ndarray, atol: float, rtol: float
+) -> OutputResult:
     if is_complex_np(expected.dtype):
         if actual.shape != (*expected.shape, 2):
-            return OutputResult(name, False, np.inf, np.inf, f"shape {actual.shape}, expected {(*expected.shape, 2)}")
+            return OutputResult(
+                name,
+                False,
+                np.inf,
+                np.inf,
+                f"shape {actual.shape}, expected {(*expected.shape, 2)}",
+            )
         actual = cmath.unpack(actual)
     elif actual.shape != expected.shape:
-        return OutputResult(name, False, np.inf, np.inf, f"shape {actual.shape}, expected {expected.shape}")
+        return OutputResult(
+            name, False, np.inf, np.inf, f"shape {actual.shape}, expected {expected.shape}"
+        )
     if expected.dtype.kind in "biu" or expected.dtype.kind not in "fc":
         equal = np.array_equal(expected, actual)
         return OutputResult(name, equal, 0.0 if equal else np.inf, 0.0 if equal else np.inf)
@@ -198,7 +211,9 @@ def run_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, feeds)]
     except Exception as e:
-        raise DecomplexError(f"the reference evaluator could not run the original model: {e}") from e
+        raise DecomplexError(
+            f"the reference evaluator could not run the original model: {e}"
+        ) from e
 
 
 def run_onnxruntime(
@@ -259,7 +274,11 @@ def validate(
 
     names = [o.name for o in original.graph.output]
     result = ValidationResult(
-        atol=atol, rtol=rtol, reference_seconds=middle - start, runtime_seconds=end - middle, shapes=shapes
+        atol=atol,
+        rtol=rtol,
+        reference_seconds=middle - start,
+        runtime_seconds=end - middle,
+        shapes=shapes,
     )
     for name, e, a in zip(names, expected, actual, strict=True):
         result.outputs.append(_compare(name, e, np.asarray(a), atol, rtol))

@@ -70,5 +70,5 @@ def run_ort(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
 
 
 def packed(x: np.ndarray) -> np.ndarray:
-    x = np.ascontiguousarray(x)
-    return x.view(real_of(x.dtype)).reshape(*x.shape, 2)
+    x = np.asarray(x, order="C")
+    return x.reshape(*x.shape, 1).view(real_of(x.dtype))

@@ -67,7 +67,9 @@ def mul(ctx, node):
                 _scale(ctx, y, z, ctx.constant(c).real.astype(dtype), dtype)
                 return
             if kind == "imag":
-                ctx.set_pair(y, *cmath.mul_imag(ctx, ctx.pair(z, dtype), ctx.constant(c).imag.astype(dtype)))
+                ctx.set_pair(
+                    y, *cmath.mul_imag(ctx, ctx.pair(z, dtype), ctx.constant(c).imag.astype(dtype))
+                )
                 ctx.explain("complex times imaginary constant: (-zi s, zr s)")
                 return
         ctx.set_pair(y, *cmath.mul(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype)))

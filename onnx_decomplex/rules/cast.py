@@ -80,4 +80,3 @@ def cast(ctx, node):
         _to_complex(ctx, node, x, y)
     else:
         _to_real(ctx, node, x, y)
-

@@ -88,7 +88,9 @@ def unsqueeze_squeeze(ctx, node):
         make = ctx.unsqueeze if node.op == "Unsqueeze" else ctx.squeeze
         out = make(ctx.packed(x), _shift_axes(axes))
     ctx.set_packed(node.outputs[0], out)
-    ctx.explain(f"axes {axes} -> {None if axes is None else _shift_axes(axes)} on the packed tensor")
+    ctx.explain(
+        f"axes {axes} -> {None if axes is None else _shift_axes(axes)} on the packed tensor"
+    )
 
 
 @rule("Flatten")

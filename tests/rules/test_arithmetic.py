@@ -2,7 +2,16 @@
 
 import numpy as np
 import pytest
-from helpers import assert_rewrites, crandn, init, make_model, op_types, packed, real_of, run_ort, vi
+from helpers import (
+    assert_rewrites,
+    crandn,
+    init,
+    make_model,
+    op_types,
+    packed,
+    run_ort,
+    vi,
+)
 from onnx import TensorProto, helper
 
 from onnx_decomplex import decomplex
@@ -141,7 +150,9 @@ def test_complex_meets_real_operand(op, fn, constant):
     inits = [init("r", r)] if constant else []
     if not constant:
         inputs.append(vi("r", np.float32, [2, 3]))
-    m = make_model([helper.make_node(onnx_op, ins, ["y"])], inputs, [vi("y", np.complex64, [2, 3])], inits)
+    m = make_model(
+        [helper.make_node(onnx_op, ins, ["y"])], inputs, [vi("y", np.complex64, [2, 3])], inits
+    )
     out, _ = decomplex(m)
     feeds = {"z": packed(z)} | ({} if constant else {"r": r})
     (got,) = run_ort(out, feeds)

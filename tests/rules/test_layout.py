@@ -45,7 +45,10 @@ def test_reshape_constant_shape(opset, cdtype, shape, pair):
 
 def test_reshape_runtime_shape(opset, cdtype):
     m = make_model(
-        [helper.make_node("Shape", ["like"], ["s"]), helper.make_node("Reshape", ["a", "s"], ["y"])],
+        [
+            helper.make_node("Shape", ["like"], ["s"]),
+            helper.make_node("Reshape", ["a", "s"], ["y"]),
+        ],
         [vi("a", cdtype, [2, 6]), vi("like", np.float32, [3, 4])],
         [vi("y", cdtype, [3, 4])],
         opset=opset,

@@ -1,0 +1,273 @@
+"""The command line: the main job, and every bad-input case.
+
+Each bad input must exit non-zero with a one-line error naming the file, leave the
+input's bytes unchanged, and leave no output or temp file behind.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from helpers import make_model, vi
+from onnx import helper
+from onnx_decomplex.cli.main import EXIT_ERROR, EXIT_VALIDATION, main
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def work(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    return src, out
+
+
+def _copy(name, folder):
+    shutil.copy(FIXTURES / name, folder / name)
+    return folder / name
+
+
+def _assert_clean_failure(result, src_file, before, out_dir, *needles):
+    assert result.exit_code == EXIT_ERROR, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err
+    for needle in needles:
+        assert needle in err, err
+    if src_file.exists():
+        assert src_file.read_bytes() == before
+    assert list(out_dir.iterdir()) == [], "output or temp files were left behind"
+
+
+def test_main_job_on_fixture(work):
+    src, out = work
+    model = _copy("rope_freqs_initializer.onnx", src)
+    before = model.read_bytes()
+    result = invoke(model, out / "rope.onnx")
+    assert result.exit_code == 0, result.output
+    assert "PASSED xq_out" in result.stdout and "nodes" in result.stdout
+    assert model.read_bytes() == before
+    assert [p.name for p in out.iterdir()] == ["rope.onnx"]
+    onnx.checker.check_model(onnx.load(out / "rope.onnx"), full_check=True)
+
+
+def test_quiet_and_verbose(work):
+    src, out = work
+    model = _copy("complex_io.onnx", src)
+    assert invoke(model, out / "a.onnx", "-q").stdout == ""
+    verbose = invoke(model, out / "b.onnx", "-v").stdout
+    assert "transpose (Transpose): perm [0, 2, 1] -> [0, 2, 1, 3]" in verbose
+
+
+def test_input_shapes_both_syntaxes(work):
+    src, out = work
+    model = _copy("rope_freqs_input.onnx", src)
+    for spec in ("xq:1x8x4x32", "xq:[3,4,4,32]"):
+        result = invoke(model, out / "r.onnx", "--input-shapes", spec)
+        assert result.exit_code == 0, result.output
+    assert "freqs_cis:8x16" in invoke(model, out / "r.onnx", "--input-shapes", "xq:1x8x4x32").stdout
+
+
+def test_load_inputs_npz_complex_or_packed(work, tmp_path):
+    src, out = work
+    model = _copy("rope_freqs_input.onnx", src)
+    rng = np.random.default_rng(0)
+    xq = rng.standard_normal((1, 5, 4, 32)).astype(np.float32)
+    f = np.exp(1j * rng.standard_normal((5, 16))).astype(np.complex64)
+    for freqs in (f, f.view(np.float32).reshape(5, 16, 2)):
+        np.savez(tmp_path / "in.npz", xq=xq, freqs_cis=freqs)
+        result = invoke(model, out / "r.onnx", "--load-inputs", tmp_path / "in.npz")
+        assert result.exit_code == 0, result.output
+        assert "xq:1x5x4x32" in result.stdout
+
+
+def test_no_complex_written_unchanged(work):
+    src, out = work
+    model = _copy("no_complex.onnx", src)
+    result = invoke(model, out / "same.onnx")
+    assert result.exit_code == 0
+    assert "no complex values" in result.stdout
+    assert (out / "same.onnx").read_bytes() == model.read_bytes()
+
+
+def test_validation_mismatch_exits_nonzero_and_keeps_output(work):
+    src, out = work
+    model = _copy("rope_freqs_initializer.onnx", src)
+    result = invoke(model, out / "r.onnx", "--atol", "0", "--rtol", "0")
+    assert result.exit_code == EXIT_VALIDATION
+    assert "FAILED xq_out" in result.stdout and "validation failed for xq_out" in result.stderr
+    assert (out / "r.onnx").exists()
+
+
+def test_not_onnx(work):
+    src, out = work
+    bad = src / "notes.onnx"
+    bad.write_text("this is not a model\n")
+    before = bad.read_bytes()
+    _assert_clean_failure(
+        invoke(bad, out / "x.onnx"), bad, before, out, str(bad), "not an ONNX model"
+    )
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9])
+def test_truncated(work, keep):
+    src, out = work
+    model = _copy("rope_complex128.onnx", src)
+    data = model.read_bytes()
+    model.write_bytes(data[: int(len(data) * keep)])
+    before = model.read_bytes()
+    _assert_clean_failure(
+        invoke(model, out / "x.onnx"), model, before, out, str(model), "truncated"
+    )
+
+
+def test_missing_file(work):
+    src, out = work
+    missing = src / "nope.onnx"
+    result = invoke(missing, out / "x.onnx")
+    _assert_clean_failure(result, missing, b"", out, str(missing), "no such file")
+
+
+def test_missing_external_data(work):
+    src, out = work
+    model = onnx.load(FIXTURES / "rope_freqs_initializer.onnx")
+    onnx.save(
+        model, src / "ext.onnx", save_as_external_data=True, location="ext.data", size_threshold=0
+    )
+    (src / "ext.data").unlink()
+    before = (src / "ext.onnx").read_bytes()
+    result = invoke(src / "ext.onnx", out / "x.onnx")
+    _assert_clean_failure(
+        result, src / "ext.onnx", before, out, "ext.onnx", "'ext.data' is missing", "tensor '"
+    )
+
+
+def test_short_external_data(work):
+    src, out = work
+    model = onnx.load(FIXTURES / "rope_freqs_initializer.onnx")
+    onnx.save(
+        model, src / "ext.onnx", save_as_external_data=True, location="ext.data", size_threshold=0
+    )
+    data = (src / "ext.data").read_bytes()
+    (src / "ext.data").write_bytes(data[: len(data) // 2])
+    before = (src / "ext.onnx").read_bytes()
+    result = invoke(src / "ext.onnx", out / "x.onnx")
+    _assert_clean_failure(result, src / "ext.onnx", before, out, "too short")
+
+
+def test_external_data_model_converts(work):
+    src, out = work
+    model = onnx.load(FIXTURES / "rope_freqs_initializer.onnx")
+    onnx.save(
+        model, src / "ext.onnx", save_as_external_data=True, location="ext.data", size_threshold=0
+    )
+    result = invoke(src / "ext.onnx", out / "x.onnx", "--external-data")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["x.onnx", "x.onnx.data"]
+
+
+def test_output_equals_input(work):
+    src, out = work
+    model = _copy("complex_io.onnx", src)
+    before = model.read_bytes()
+    result = invoke(model, model)
+    assert result.exit_code == EXIT_ERROR
+    assert "the output path is the input file" in result.stderr
+    assert model.read_bytes() == before and sorted(p.name for p in src.iterdir()) == [
+        "complex_io.onnx"
+    ]
+
+
+def test_output_folder_missing(work):
+    src, out = work
+    model = _copy("complex_io.onnx", src)
+    before = model.read_bytes()
+    result = invoke(model, out / "no" / "such" / "x.onnx")
+    _assert_clean_failure(result, model, before, out, "does not exist")
+
+
+def test_unwritable_output_folder(work):
+    src, out = work
+    model = _copy("complex_io.onnx", src)
+    before = model.read_bytes()
+    locked = out / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        probe = locked / ".probe"
+        try:
+            probe.touch()
+            probe.unlink()
+            pytest.skip("running with permissions that ignore folder modes (root)")
+        except PermissionError:
+            pass
+        result = invoke(model, locked / "x.onnx")
+        assert result.exit_code == EXIT_ERROR
+        assert "cannot write to the output folder" in result.stderr
+        assert list(locked.iterdir()) == [] and model.read_bytes() == before
+    finally:
+        locked.chmod(0o700)
+
+
+def test_output_under_a_file_is_unwritable(work):
+    # Works as root too: no permission bit lets a file hold a folder.
+    src, out = work
+    model = _copy("complex_io.onnx", src)
+    before = model.read_bytes()
+    (out / "file").write_text("x")
+    result = invoke(model, out / "file" / "x.onnx")
+    assert result.exit_code == EXIT_ERROR
+    assert "x.onnx" in result.stderr and "\n" not in result.stderr.strip()
+    assert model.read_bytes() == before and [p.name for p in out.iterdir()] == ["file"]
+
+
+def test_unsupported_op_lists_nodes(work):
+    src, out = work
+    m = make_model(
+        [
+            helper.make_node("Relu", ["a"], ["r"], name="relu"),
+            helper.make_node("Abs", ["a"], ["y"], name="magnitude"),
+        ],
+        [vi("a", np.complex64, [3])],
+        [vi("r", np.complex64, [3]), vi("y", np.float32, [3])],
+    )
+    onnx.save(m, src / "u.onnx")
+    before = (src / "u.onnx").read_bytes()
+    result = invoke(src / "u.onnx", out / "x.onnx")
+    _assert_clean_failure(
+        result,
+        src / "u.onnx",
+        before,
+        out,
+        "u.onnx",
+        "'relu' (Relu, input 'a' is complex64",
+        "'magnitude' (Abs",
+    )
+
+
+def test_bad_shape_spec_is_one_line(work):
+    src, out = work
+    model = _copy("rope_freqs_input.onnx", src)
+    result = invoke(model, out / "x.onnx", "--input-shapes", "xq:1xbad")
+    assert result.exit_code == EXIT_ERROR and "bad shape spec 'xq:1xbad'" in result.stderr
+
+
+def test_console_script_installed(work):
+    src, out = work
+    model = _copy("complex_io.onnx", src)
+    exe = Path(sys.executable).parent / "onnx-decomplex"
+    proc = subprocess.run(
+        [str(exe), str(model), str(out / "y.onnx")], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "PASSED y" in proc.stdout
