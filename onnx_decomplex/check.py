@@ -45,9 +45,8 @@ def _node_complex(node: onnx.NodeProto, where: str) -> list[str]:
     found = []
     label = f"{where}node '{node.name}' ({node.op_type})"
     for attr in node.attribute:
-        if attr.type == AttributeProto.TENSOR and is_complex_onnx(attr.t.data_type) or attr.type == AttributeProto.TENSORS and any(
-            is_complex_onnx(t.data_type) for t in attr.tensors
-        ):
+        tensors = list(attr.tensors) + ([attr.t] if attr.type == AttributeProto.TENSOR else [])
+        if any(is_complex_onnx(t.data_type) for t in tensors):
             found.append(f"{label} attribute '{attr.name}'")
         elif (
             attr.type == AttributeProto.INT
