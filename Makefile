@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 ## run: install, then rewrite a shipped fixture and validate it against the reference
 run: $(STAMP)
+	mkdir -p out
 	$(BIN)/onnx-decomplex fixtures/rope_freqs_initializer.onnx out/rope_freqs_initializer.onnx
 
 ## test: the default suite (slow cases excluded)
