@@ -140,12 +140,6 @@ class Context:
     def _key(self, t: gs.Tensor) -> str:
         return self._alias.get(t.name, t.name)
 
-    def has_pair(self, t: gs.Tensor) -> bool:
-        return self._key(t) in self._pair or self._key(t) in self._const
-
-    def has_packed(self, t: gs.Tensor) -> bool:
-        return self._key(t) in self._packed or self._key(t) in self._const
-
     def prefers_pair(self, *ts: gs.Tensor) -> bool:
         """True when a runtime value among `ts` exists only as a pair.
 
@@ -245,10 +239,6 @@ class Context:
         return self._casts[key]
 
     # ---- emission ----------------------------------------------------------------------
-
-    def const(self, value: np.ndarray, role: str = "const") -> gs.Constant:
-        """A new initializer named after the current node."""
-        return gs.Constant(self.unique(f"{self._prefix()}_{role}"), np.asarray(value))
 
     def emit(
         self,

@@ -30,11 +30,6 @@ def real_of(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if np.dtype(dtype) == np.complex64 else np.dtype(np.float64)
 
 
-def complex_of(dtype: np.dtype) -> np.dtype:
-    """float32 (and narrower) -> complex64; float64 -> complex128."""
-    return np.result_type(np.dtype(dtype), np.complex64)
-
-
 def promote(*dtypes) -> np.dtype:
     """Numpy's promotion, which is what the reference evaluator computes with."""
     return np.result_type(*[np.dtype(d) for d in dtypes])
