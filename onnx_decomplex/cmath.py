@@ -12,6 +12,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .dtypes import real_of
+
 NUMPY = SimpleNamespace(add=np.add, sub=np.subtract, mul=np.multiply, neg=np.negative)
 
 
@@ -76,8 +78,14 @@ def split(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pack(value: np.ndarray) -> np.ndarray:
-    """z of shape S -> real array of shape S + [2] holding (Re z, Im z)."""
-    return np.stack([value.real, value.imag], axis=-1)
+    """z of shape S -> real array of shape S + [2] holding (Re z, Im z).
+
+    A view of `value`'s memory when it is a C-contiguous complex array, else of a
+    C-ordered complex copy (a real array packs as (r, 0)). The unit axis goes on
+    first so that 0-d arrays can take the view too.
+    """
+    value = np.asarray(value, dtype=np.result_type(value, np.complex64), order="C")
+    return value.reshape(*value.shape, 1).view(real_of(value.dtype))
 
 
 def unpack(packed: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ import onnx
 from onnx.reference import ReferenceEvaluator
 
 from . import cmath
-from .dtypes import is_complex_np, np_of, real_of
+from .dtypes import is_complex_np, np_of
 from .errors import DecomplexError
 
 DEFAULT_DIM = 2
@@ -140,13 +140,6 @@ def random_inputs(
     return feeds
 
 
-def pack_input(value: np.ndarray) -> np.ndarray:
-    """Complex array of shape S -> real array of shape S + [2], without a copy when contiguous."""
-    # Adding the unit axis first lets 0-d arrays take the view too.
-    value = np.asarray(value, order="C")
-    return value.reshape(*value.shape, 1).view(real_of(value.dtype))
-
-
 def load_inputs(path: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     """Inputs from an .npz file, keyed by input name.
 
@@ -264,7 +257,7 @@ def validate(
         shapes = resolve_shapes(original, input_shapes)
         inputs = random_inputs(original, shapes, seed)
     shapes = {k: tuple(v.shape) for k, v in inputs.items()}
-    packed = {k: pack_input(v) if is_complex_np(v.dtype) else v for k, v in inputs.items()}
+    packed = {k: cmath.pack(v) if is_complex_np(v.dtype) else v for k, v in inputs.items()}
 
     start = time.perf_counter()
     expected = run_reference(original, inputs)

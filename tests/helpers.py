@@ -5,31 +5,19 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.dtypes import onnx_of
 
 IR_VERSION = {11: 6, 13: 7, 17: 8, 18: 8, 21: 10}
 OPSETS = (11, 13, 18)
 PRECISIONS = (np.complex64, np.complex128)
-ONNX_TYPE = {
-    np.dtype(np.complex64): TensorProto.COMPLEX64,
-    np.dtype(np.complex128): TensorProto.COMPLEX128,
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.int32): TensorProto.INT32,
-    np.dtype(np.bool_): TensorProto.BOOL,
-}
-
-
-def real_of(dtype) -> np.dtype:
-    return np.dtype(np.float32) if np.dtype(dtype) == np.complex64 else np.dtype(np.float64)
 
 
 def vi(name: str, dtype, shape) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, ONNX_TYPE[np.dtype(dtype)], shape)
+    return helper.make_tensor_value_info(name, onnx_of(dtype), shape)
 
 
 def init(name: str, value) -> onnx.TensorProto:
@@ -67,8 +55,3 @@ def op_types(model: onnx.ModelProto) -> list[str]:
 def run_ort(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(None, feeds)
-
-
-def packed(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, order="C")
-    return x.reshape(*x.shape, 1).view(real_of(x.dtype))

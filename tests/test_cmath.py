@@ -42,5 +42,18 @@ def test_pack_is_the_zero_copy_view(dtype):
     real = np.float32 if dtype == np.complex64 else np.float64
     view = z.view(real).reshape(*z.shape, 2)
     np.testing.assert_array_equal(cmath.pack(z), view)
+    assert np.shares_memory(cmath.pack(z), z)  # zero-copy, as the design promises
     np.testing.assert_array_equal(cmath.unpack(view), z)
     assert cmath.unpack(view).dtype == dtype
+
+
+def test_pack_of_a_real_array_has_zero_imaginary_part():
+    r = np.array([[1.5, -2.0]], np.float32)
+    np.testing.assert_array_equal(cmath.pack(r), [[[1.5, 0.0], [-2.0, 0.0]]])
+    assert cmath.pack(r).dtype == np.float32
+
+
+def test_pack_of_a_0d_array():
+    z = np.array(1 - 2j, np.complex64)
+    np.testing.assert_array_equal(cmath.pack(z), [1.0, -2.0])
+    assert np.shares_memory(cmath.pack(z), z)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import ONNX_TYPE, assert_rewrites, init, make_model, vi
+from helpers import assert_rewrites, init, make_model, vi
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import helper
+
+from onnx_decomplex.dtypes import onnx_of
 
 OPS = ["mul", "mul_const", "add", "sub_const", "neg", "identity", "transpose", "reshape",
        "unsqueeze", "squeeze", "flatten", "cast", "add_real"]  # fmt: skip
@@ -88,12 +90,12 @@ class Chain:
             self.shape = [int(np.prod(self.shape[:axis])), int(np.prod(self.shape[axis:]))]
         elif op == "cast":
             self.dtype = np.dtype(np.complex128 if self.dtype == np.complex64 else np.complex64)
-            self.node("Cast", [self.cur], to=ONNX_TYPE[self.dtype])
+            self.node("Cast", [self.cur], to=onnx_of(self.dtype))
         elif op == "add_real":
             real = np.float32 if self.dtype == np.complex64 else np.float64
             name, cast = self.name("r"), self.name("rc")
             self.inputs.append(vi(name, real, self.shape))
-            self.nodes.append(helper.make_node("Cast", [name], [cast], to=ONNX_TYPE[self.dtype]))
+            self.nodes.append(helper.make_node("Cast", [name], [cast], to=onnx_of(self.dtype)))
             self.node("Add", [self.cur, cast])
         if draw(st.integers(0, 4)) == 0:
             self.outputs.append(vi(self.cur, self.dtype, self.shape))

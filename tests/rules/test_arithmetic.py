@@ -8,13 +8,12 @@ from helpers import (
     init,
     make_model,
     op_types,
-    packed,
     run_ort,
     vi,
 )
 from onnx import TensorProto, helper
 
-from onnx_decomplex import decomplex
+from onnx_decomplex import cmath, decomplex
 
 
 def test_mul_two_runtime_operands_broadcast(opset, cdtype):
@@ -154,7 +153,7 @@ def test_complex_meets_real_operand(op, fn, constant):
         [helper.make_node(onnx_op, ins, ["y"])], inputs, [vi("y", np.complex64, [2, 3])], inits
     )
     out, _ = decomplex(m)
-    feeds = {"z": packed(z)} | ({} if constant else {"r": r})
+    feeds = {"z": cmath.pack(z)} | ({} if constant else {"r": r})
     (got,) = run_ort(out, feeds)
     expected = fn(z, r)
     np.testing.assert_allclose(got[..., 0], expected.real, rtol=1e-6, atol=1e-6)

@@ -2,14 +2,16 @@
 
 import numpy as np
 import pytest
-from helpers import ONNX_TYPE, assert_rewrites, crandn, init, make_model, op_types, vi
+from helpers import assert_rewrites, crandn, init, make_model, op_types, vi
 from onnx import TensorProto, helper
+
+from onnx_decomplex.dtypes import onnx_of
 
 
 @pytest.mark.parametrize("src", [np.float32, np.float64, np.int64, np.int32, np.bool_])
 def test_real_to_complex_has_zero_imaginary_part(opset, cdtype, src):
     m = make_model(
-        [helper.make_node("Cast", ["r"], ["y"], to=ONNX_TYPE[np.dtype(cdtype)])],
+        [helper.make_node("Cast", ["r"], ["y"], to=onnx_of(cdtype))],
         [vi("r", src, [2, 3])],
         [vi("y", cdtype, [2, 3])],
         opset=opset,
@@ -20,7 +22,7 @@ def test_real_to_complex_has_zero_imaginary_part(opset, cdtype, src):
 def test_real_constant_to_complex_is_folded(cdtype):
     m = make_model(
         [
-            helper.make_node("Cast", ["c"], ["cc"], to=ONNX_TYPE[np.dtype(cdtype)]),
+            helper.make_node("Cast", ["c"], ["cc"], to=onnx_of(cdtype)),
             helper.make_node("Mul", ["a", "cc"], ["y"]),
         ],
         [vi("a", cdtype, [3])],
@@ -34,7 +36,7 @@ def test_real_constant_to_complex_is_folded(cdtype):
 @pytest.mark.parametrize("to", [np.float32, np.float64, np.int64, np.int32])
 def test_complex_to_real_keeps_real_part(opset, cdtype, to):
     m = make_model(
-        [helper.make_node("Cast", ["a"], ["y"], to=ONNX_TYPE[np.dtype(to)])],
+        [helper.make_node("Cast", ["a"], ["y"], to=onnx_of(to))],
         [vi("a", cdtype, [2, 3])],
         [vi("y", to, [2, 3])],
         opset=opset,
@@ -60,7 +62,7 @@ def test_complex_to_bool_is_true_when_either_part_is_nonzero(opset, cdtype):
 def test_between_complex_precisions(opset, cdtype, pair):
     other = np.complex128 if cdtype == np.complex64 else np.complex64
     x = "p" if pair else "a"
-    nodes = [helper.make_node("Cast", [x], ["y"], to=ONNX_TYPE[np.dtype(other)])]
+    nodes = [helper.make_node("Cast", [x], ["y"], to=onnx_of(other))]
     if pair:
         nodes.insert(0, helper.make_node("Mul", ["a", "a"], ["p"]))
     m = make_model(nodes, [vi("a", cdtype, [2, 3])], [vi("y", other, [2, 3])], opset=opset)
@@ -72,7 +74,7 @@ def test_between_complex_precisions(opset, cdtype, pair):
 def test_cast_to_same_complex_type_is_free(cdtype):
     m = make_model(
         [
-            helper.make_node("Cast", ["a"], ["b"], to=ONNX_TYPE[np.dtype(cdtype)]),
+            helper.make_node("Cast", ["a"], ["b"], to=onnx_of(cdtype)),
             helper.make_node("Neg", ["b"], ["y"]),
         ],
         [vi("a", cdtype, [3])],
