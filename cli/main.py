@@ -10,7 +10,7 @@ from rich.console import Console
 
 from onnx_decomplex import __version__
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.pipeline import convert_file
+from onnx_decomplex.pipeline import MUL_STRATEGIES, convert_file
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
 
@@ -74,11 +74,31 @@ EXIT_VALIDATION = 3
     group="Validation",
     help="Relative tolerance, against |expected|.",
 )
+@option(
+    "--mul-strategy",
+    type=click.Choice(MUL_STRATEGIES),
+    default="auto",
+    show_default=True,
+    group="Rewrite",
+    help="Products of two runtime complex operands: four real products, or Gauss's three. "
+    "auto: four for elementwise Mul, three for MatMul, Gemm and convolutions.",
+)
 @option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
 @option("-v", "--verbose", is_flag=True, group="Output", help="Explain each rewritten node.")
 @click.version_option(__version__, "--version", package_name="onnx-decomplex")
 def main(
-    src, dst, external_data, validate, input_shapes, load_inputs, seed, atol, rtol, quiet, verbose
+    src,
+    dst,
+    external_data,
+    validate,
+    input_shapes,
+    load_inputs,
+    seed,
+    atol,
+    rtol,
+    mul_strategy,
+    quiet,
+    verbose,
 ):
     """Rewrite the complex tensors of the ONNX model IN into packed-real form, in OUT.
 
@@ -99,6 +119,7 @@ def main(
             atol=atol,
             rtol=rtol,
             external_data=external_data,
+            mul_strategy=mul_strategy,
         )
     except DecomplexError as e:
         click.echo(f"error: {e}", err=True)

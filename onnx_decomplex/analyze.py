@@ -14,7 +14,7 @@ import onnx_graphsurgeon as gs
 
 from .dtypes import is_complex_np
 from .errors import Unsupported
-from .rules import registry
+from .rules import refused, registry
 
 
 @dataclass
@@ -29,6 +29,8 @@ class Analysis:
         casts: Names of outputs of casts to a complex type.
         nodes: Nodes that touch a complex value, in topological order.
         unsupported: Nodes that receive a complex value and cannot be rewritten.
+        came_from: Complex value -> (node, complex input) that made it, for the path
+            from a complex source shown when a node is refused.
     """
 
     complex: dict[str, np.dtype] = field(default_factory=dict)
@@ -38,6 +40,21 @@ class Analysis:
     casts: list[str] = field(default_factory=list)
     nodes: list[gs.Node] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
+    came_from: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def path(self, tensor: str, limit: int = 8) -> tuple[str, ...]:
+        """Tensor and node names from a complex source to `tensor`, last `limit` hops."""
+        steps = [tensor]
+        seen = {tensor}
+        while tensor in self.came_from and len(steps) < 2 * limit:
+            node, tensor = self.came_from[tensor]
+            if tensor in seen:
+                break
+            seen.add(tensor)
+            steps += [node, tensor]
+        if tensor in self.came_from:
+            steps.append("...")
+        return tuple(reversed(steps))
 
     @property
     def has_complex(self) -> bool:
@@ -90,26 +107,36 @@ def analyze(graph: gs.Graph) -> Analysis:
 
     for node in graph.nodes:
         kinds = [a.complex.get(t.name) if t.name else None for t in node.inputs]
+        first = next((i for i, k in enumerate(kinds) if k is not None), None)
         r = registry.get(node.op, node.domain or "")
+        why = None
         if r is None:
-            if any(kinds):
-                first = next(i for i, k in enumerate(kinds) if k is not None)
-                a.unsupported.append(
-                    Unsupported(node.name, node.op, node.inputs[first].name, str(kinds[first]))
-                )
-                # Keep going as if the outputs were complex, so that every node
-                # downstream that could not take them is reported too.
-                for out in node.outputs:
-                    a.complex[out.name] = kinds[first]
+            why = refused.reason(node.op) if first is not None else None
+        elif first is not None:
+            why = r.refuse(node, kinds)
+        if why is not None:
+            src = node.inputs[first].name
+            a.unsupported.append(
+                Unsupported(node.name, node.op, src, str(kinds[first]), why, a.path(src))
+            )
+            # Keep going as if the outputs were complex, so that every node
+            # downstream that could not take them is reported too.
+            for out in node.outputs:
+                a.complex[out.name] = kinds[first]
+                a.came_from[out.name] = (node.name, src)
+            continue
+        if r is None:
             a.unsupported.extend(_subgraph_unsupported(node, a.complex))
             continue
         outs = r.infer(node, kinds)
-        if not any(kinds) and not any(d is not None for d in outs):
+        if first is None and not any(d is not None for d in outs):
             continue
         a.nodes.append(node)
         for out, dtype in zip(node.outputs, outs, strict=True):
             if dtype is not None:
                 a.complex[out.name] = np.dtype(dtype)
+                if first is not None:
+                    a.came_from[out.name] = (node.name, node.inputs[first].name)
                 if node.op == "Constant":
                     a.constants.append(out.name)
                 elif node.op == "Cast" and not any(kinds):

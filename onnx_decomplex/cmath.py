@@ -1,9 +1,14 @@
 """Complex arithmetic on (re, im) pairs.
 
-Each helper takes `ops`, anything with elementwise `add`, `sub`, `mul` and `neg`:
-the rewrite context (which emits nodes, folding numpy constants) or `NUMPY` (which
-computes directly, and lets the tests check every formula against numpy's complex
-arithmetic). Helpers hold the math only, no graph plumbing.
+Each helper takes `ops`, anything with the elementwise functions of `NUMPY`
+below: the rewrite context (which emits nodes, folding numpy constants) or `NUMPY`
+itself (which computes directly, and lets the tests check every formula against
+numpy's complex arithmetic). Helpers hold the math only, no graph plumbing.
+Helpers that need a literal (pi, 0.5) take the real `dtype` of the parts, so that
+emitted constants match the graph's precision.
+
+Only what ONNX has is used: there is no Atan2 (`angle` is built from Atan and
+Where), and no comparison beyond Less and Equal is needed.
 """
 
 from __future__ import annotations
@@ -14,13 +19,51 @@ import numpy as np
 
 from .dtypes import real_of
 
-NUMPY = SimpleNamespace(add=np.add, sub=np.subtract, mul=np.multiply, neg=np.negative)
+NUMPY = SimpleNamespace(
+    add=np.add,
+    sub=np.subtract,
+    mul=np.multiply,
+    div=np.divide,
+    pow=np.power,
+    neg=np.negative,
+    abs=np.abs,
+    sqrt=np.sqrt,
+    exp=np.exp,
+    log=np.log,
+    sin=np.sin,
+    cos=np.cos,
+    sinh=np.sinh,
+    cosh=np.cosh,
+    atan=np.arctan,
+    cast=lambda x, dtype: np.asarray(x).astype(dtype),
+    less=np.less,
+    equal=np.equal,
+    where=np.where,
+)
 
 
-def mul(ops, a, b):
-    """(ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)"""
+def _c(value, dtype):
+    return np.asarray(value, dtype=dtype)
+
+
+def bilinear(ops, a, b, f, gauss: bool = False):
+    """f bilinear: f(a, b) = (f(ar, br) - f(ai, bi)) + i (f(ar, bi) + f(ai, br))
+
+    With `gauss`, three products instead of four (Gauss's trick):
+    t1 = f(ar, br), t2 = f(ai, bi), t3 = f(ar + ai, br + bi);
+    f(a, b) = (t1 - t2) + i (t3 - t1 - t2).
+    """
     (ar, ai), (br, bi) = a, b
-    return ops.sub(ops.mul(ar, br), ops.mul(ai, bi)), ops.add(ops.mul(ar, bi), ops.mul(ai, br))
+    if gauss:
+        t1, t2 = f(ar, br), f(ai, bi)
+        t3 = f(ops.add(ar, ai), ops.add(br, bi))
+        return ops.sub(t1, t2), ops.sub(ops.sub(t3, t1), t2)
+    return ops.sub(f(ar, br), f(ai, bi)), ops.add(f(ar, bi), f(ai, br))
+
+
+def mul(ops, a, b, gauss: bool = False):
+    """(ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)"""
+    return bilinear(ops, a, b, ops.mul, gauss)
 
 
 def mul_real(ops, a, r):
@@ -69,6 +112,301 @@ def neg(ops, a):
     """-(ar + i ai) = -ar - i ai"""
     ar, ai = a
     return ops.neg(ar), ops.neg(ai)
+
+
+def conj(ops, a):
+    """conj(ar + i ai) = ar - i ai"""
+    ar, ai = a
+    return ar, ops.neg(ai)
+
+
+def abs2(ops, a):
+    """|a|^2 = ar^2 + ai^2"""
+    ar, ai = a
+    return ops.add(ops.mul(ar, ar), ops.mul(ai, ai))
+
+
+def absolute(ops, a):
+    """|a| = sqrt(ar^2 + ai^2)"""
+    return ops.sqrt(abs2(ops, a))
+
+
+def div(ops, a, b):
+    """a / b = ((ar br + ai bi) + i (ai br - ar bi)) / (br^2 + bi^2)"""
+    (ar, ai), (br, bi) = a, b
+    den = abs2(ops, b)
+    re = ops.add(ops.mul(ar, br), ops.mul(ai, bi))
+    im = ops.sub(ops.mul(ai, br), ops.mul(ar, bi))
+    return ops.div(re, den), ops.div(im, den)
+
+
+def div_real(ops, a, r):
+    """(ar + i ai) / r = ar / r + i ai / r"""
+    ar, ai = a
+    return ops.div(ar, r), ops.div(ai, r)
+
+
+def rdiv_real(ops, r, b):
+    """r / (br + i bi) = (r br - i r bi) / (br^2 + bi^2)"""
+    br, bi = b
+    scale = ops.div(r, abs2(ops, b))
+    return ops.mul(br, scale), ops.neg(ops.mul(bi, scale))
+
+
+def reciprocal(ops, a):
+    """1 / (ar + i ai) = (ar - i ai) / (ar^2 + ai^2)"""
+    ar, ai = a
+    den = abs2(ops, a)
+    return ops.div(ar, den), ops.neg(ops.div(ai, den))
+
+
+def angle(ops, a, dtype):
+    """arg(ar + i ai) = atan2(ai, ar), in (-pi, pi], from Atan alone:
+
+    |ar| >= |ai|: atan(ai / ar), plus pi (ai >= 0) or -pi (ai < 0) when ar < 0;
+    |ar| <  |ai|: pi/2 sign(ai) - atan(ar / ai).
+    The branch keeps each quotient in [-1, 1]; arg(0) = 0.
+    """
+    ar, ai = a
+    zero = _c(0, dtype)
+    flat = ops.less(ops.abs(ar), ops.abs(ai))
+    half_pi = ops.where(ops.less(ai, zero), _c(-np.pi / 2, dtype), _c(np.pi / 2, dtype))
+    steep = ops.sub(half_pi, ops.atan(ops.div(ar, ops.where(flat, ai, _c(1, dtype)))))
+    # 0 / 0 is avoided by dividing by 1 on the other branch and where both are 0.
+    safe_ar = ops.where(ops.equal(ar, zero), _c(1, dtype), ar)
+    shallow = ops.atan(ops.div(ai, safe_ar))
+    turn = ops.where(ops.less(ai, zero), _c(-np.pi, dtype), _c(np.pi, dtype))
+    shallow = ops.where(ops.less(ar, zero), ops.add(shallow, turn), shallow)
+    return ops.where(flat, steep, shallow)
+
+
+def sinh_by_exp(ops, x):
+    """sinh x = (e^x - e^-x) / 2, for real x"""
+    e, inv = ops.exp(x), ops.exp(ops.neg(x))
+    return ops.mul(ops.sub(e, inv), np.asarray(0.5, np.float64))
+
+
+def cosh_by_exp(ops, x):
+    """cosh x = (e^x + e^-x) / 2, for real x"""
+    e, inv = ops.exp(x), ops.exp(ops.neg(x))
+    return ops.mul(ops.add(e, inv), np.asarray(0.5, np.float64))
+
+
+def atan_refined(ops, x, atan32):
+    """atan x in float64 from a float32 start y0 = atan32(x) and one Newton step on
+    tan y = x: y1 = y0 - cos y0 (sin y0 - x cos y0), which squares the error
+    (1e-7 -> 1e-14).
+    """
+    y0 = ops.cast(atan32(ops.cast(x, np.float32)), np.float64)
+    c = ops.cos(y0)
+    return ops.sub(y0, ops.mul(c, ops.sub(ops.sin(y0), ops.mul(x, c))))
+
+
+def exp(ops, a):
+    """e^(ar + i ai) = e^ar cos ai + i e^ar sin ai"""
+    ar, ai = a
+    m = ops.exp(ar)
+    return ops.mul(m, ops.cos(ai)), ops.mul(m, ops.sin(ai))
+
+
+def log(ops, a, dtype):
+    """log(a) = log|a| + i arg(a), with log|a| = log(ar^2 + ai^2) / 2"""
+    return ops.mul(ops.log(abs2(ops, a)), _c(0.5, dtype)), angle(ops, a, dtype)
+
+
+def sqrt(ops, a, dtype):
+    """Principal square root, with no cancellation: t = sqrt((|a| + |ar|) / 2);
+    ar >= 0: t + i ai / (2t);  ar < 0: |ai| / (2t) + i t sign(ai);  sqrt(0) = 0.
+    """
+    ar, ai = a
+    zero = _c(0, dtype)
+    t = ops.sqrt(ops.mul(ops.add(absolute(ops, a), ops.abs(ar)), _c(0.5, dtype)))
+    is_zero = ops.equal(t, zero)
+    two_t = ops.where(is_zero, _c(1, dtype), ops.add(t, t))
+    other = ops.div(ai, two_t)
+    negative = ops.less(ar, zero)
+    re = ops.where(negative, ops.abs(other), t)
+    im = ops.where(negative, ops.where(ops.less(ai, zero), ops.neg(t), t), other)
+    return re, im
+
+
+def sin(ops, a):
+    """sin(ar + i ai) = sin ar cosh ai + i cos ar sinh ai"""
+    ar, ai = a
+    return ops.mul(ops.sin(ar), ops.cosh(ai)), ops.mul(ops.cos(ar), ops.sinh(ai))
+
+
+def cos(ops, a):
+    """cos(ar + i ai) = cos ar cosh ai - i sin ar sinh ai"""
+    ar, ai = a
+    return ops.mul(ops.cos(ar), ops.cosh(ai)), ops.neg(ops.mul(ops.sin(ar), ops.sinh(ai)))
+
+
+def sinh(ops, a):
+    """sinh(ar + i ai) = sinh ar cos ai + i cosh ar sin ai"""
+    ar, ai = a
+    return ops.mul(ops.sinh(ar), ops.cos(ai)), ops.mul(ops.cosh(ar), ops.sin(ai))
+
+
+def cosh(ops, a):
+    """cosh(ar + i ai) = cosh ar cos ai + i sinh ar sin ai"""
+    ar, ai = a
+    return ops.mul(ops.cosh(ar), ops.cos(ai)), ops.mul(ops.sinh(ar), ops.sin(ai))
+
+
+def tan(ops, a):
+    """tan(ar + i ai) = (sin 2ar + i sinh 2ai) / (cos 2ar + cosh 2ai)"""
+    ar, ai = a
+    x, y = ops.add(ar, ar), ops.add(ai, ai)
+    den = ops.add(ops.cos(x), ops.cosh(y))
+    return ops.div(ops.sin(x), den), ops.div(ops.sinh(y), den)
+
+
+def tanh(ops, a):
+    """tanh(ar + i ai) = (sinh 2ar + i sin 2ai) / (cosh 2ar + cos 2ai)"""
+    ar, ai = a
+    x, y = ops.add(ar, ar), ops.add(ai, ai)
+    den = ops.add(ops.cosh(x), ops.cos(y))
+    return ops.div(ops.sinh(x), den), ops.div(ops.sin(y), den)
+
+
+def mul_i(ops, a):
+    """i (ar + i ai) = -ai + i ar"""
+    ar, ai = a
+    return ops.neg(ai), ar
+
+
+def mul_neg_i(ops, a):
+    """-i (ar + i ai) = ai - i ar"""
+    ar, ai = a
+    return ai, ops.neg(ar)
+
+
+def asinh(ops, a, dtype):
+    """asinh(a) = s log(s a + sqrt(a^2 + 1)), s = sign(ar) (1 at 0): asinh is odd,
+    and with Re(s a) >= 0 the sum never cancels."""
+    ar, ai = a
+    s = ops.where(ops.less(ar, _c(0, dtype)), _c(-1, dtype), _c(1, dtype))
+    sa = mul_real(ops, a, s)
+    sq = mul(ops, a, a)
+    root = sqrt(ops, (ops.add(sq[0], _c(1, dtype)), sq[1]), dtype)
+    return mul_real(ops, log(ops, add(ops, sa, root), dtype), s)
+
+
+def asin(ops, a, dtype):
+    """asin(a) = -i asinh(i a)"""
+    return mul_neg_i(ops, asinh(ops, mul_i(ops, a), dtype))
+
+
+def acos(ops, a, dtype):
+    """acos(a) = pi/2 - asin(a)"""
+    re, im = asin(ops, a, dtype)
+    return ops.sub(_c(np.pi / 2, dtype), re), ops.neg(im)
+
+
+def atanh(ops, a, dtype):
+    """atanh(a) = (log(1 + a) - log(1 - a)) / 2"""
+    ar, ai = a
+    one = _c(1, dtype)
+    lp = log(ops, (ops.add(one, ar), ai), dtype)
+    lm = log(ops, (ops.sub(one, ar), ops.neg(ai)), dtype)
+    return mul_real(ops, sub(ops, lp, lm), _c(0.5, dtype))
+
+
+def atan(ops, a, dtype):
+    """atan(a) = -i atanh(i a)"""
+    return mul_neg_i(ops, atanh(ops, mul_i(ops, a), dtype))
+
+
+def acosh(ops, a, dtype):
+    """acosh(a) = log(a + sqrt(a + 1) sqrt(a - 1))"""
+    ar, ai = a
+    one = _c(1, dtype)
+    p = sqrt(ops, (ops.add(ar, one), ai), dtype)
+    m = sqrt(ops, (ops.sub(ar, one), ai), dtype)
+    return log(ops, add(ops, a, mul(ops, p, m)), dtype)
+
+
+def sigmoid(ops, a, dtype):
+    """sigmoid(a) = 1 / (1 + e^-a)"""
+    er, ei = exp(ops, neg(ops, a))
+    return reciprocal(ops, (ops.add(er, _c(1, dtype)), ei))
+
+
+def sign(ops, a, dtype):
+    """sign(a) = a / |a|, and sign(0) = 0 (numpy 2)"""
+    ar, ai = a
+    m = absolute(ops, a)
+    safe = ops.where(ops.equal(m, _c(0, dtype)), _c(1, dtype), m)
+    return ops.div(ar, safe), ops.div(ai, safe)
+
+
+def pow_int(ops, a, n: int, dtype):
+    """a^n by repeated squaring; a^-n = 1 / a^n; a^0 = 1"""
+    if n < 0:
+        return reciprocal(ops, pow_int(ops, a, -n, dtype))
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else mul(ops, result, base)
+        n >>= 1
+        if n:
+            base = mul(ops, base, base)
+    if result is None:
+        # a^0 = 1 in a's shape, even for inf and nan, as numpy and Pow give.
+        one = ops.pow(a[0], _c(0, dtype))
+        return one, ops.sub(one, one)
+    return result
+
+
+def pow_real(ops, a, p, dtype):
+    """a^p = |a|^p (cos p arg a + i sin p arg a), p real"""
+    m = ops.pow(abs2(ops, a), ops.mul(p, _c(0.5, dtype)))
+    theta = ops.mul(angle(ops, a, dtype), p)
+    return ops.mul(m, ops.cos(theta)), ops.mul(m, ops.sin(theta))
+
+
+def interleaved_block(w: np.ndarray) -> np.ndarray:
+    """W (K, N) complex -> real (2K, 2N) acting on interleaved (re, im) rows:
+
+    [xr_k, xi_k] @ [[Wr, Wi], [-Wi, Wr]]_k = [re_n, im_n] of (x W)_n, so that the
+    packed x reshaped to (..., 2K) times it is the packed x W reshaped to (..., 2N).
+    A 1-D w (K,) gives (2K, 2): x w packed directly.
+    """
+    w = w.reshape(w.shape[0], -1)
+    k, n = w.shape
+    big = np.empty((k, 2, n, 2), dtype=real_of(w.dtype))
+    big[:, 0, :, 0], big[:, 0, :, 1] = w.real, w.imag
+    big[:, 1, :, 0], big[:, 1, :, 1] = -w.imag, w.real
+    return big.reshape(2 * k, 2 * n)
+
+
+def channel_block(w: np.ndarray, transpose: bool = False) -> np.ndarray:
+    """Conv weight W (M, C, ...) complex -> real (2M, 2C, ...) = [[Wr, -Wi], [Wi, Wr]]:
+
+    Conv([xr; xi], it) = [Conv(xr, Wr) - Conv(xi, Wi); Conv(xr, Wi) + Conv(xi, Wr)].
+    With `transpose` (ConvTranspose weights, (C, M, ...)) the block is
+    [[Wr, Wi], [-Wi, Wr]], the same map with inputs and outputs swapped.
+    """
+    wr, wi = w.real, w.imag
+    if transpose:
+        rows = [np.concatenate([wr, wi], axis=1), np.concatenate([-wi, wr], axis=1)]
+    else:
+        rows = [np.concatenate([wr, -wi], axis=1), np.concatenate([wi, wr], axis=1)]
+    return np.ascontiguousarray(np.concatenate(rows, axis=0))
+
+
+def mul_structure(n: int, dtype) -> np.ndarray:
+    """T[a1, ..., an, c]: the product of n complex numbers in (re, im) coordinates.
+
+    prod_k (x_k0 + i x_k1) = sum over a of T[a, 0] prod x_k,ak + i T[a, 1] prod x_k,ak,
+    where T[a, :] is (re, im) of i^(number of imaginary factors in a).
+    """
+    t = np.zeros((2,) * n + (2,), dtype)
+    for index in np.ndindex(*(2,) * n):
+        power = (1, 1j, -1, -1j)[sum(index) % 4]
+        t[index] = (power.real, power.imag)
+    return t
 
 
 def split(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

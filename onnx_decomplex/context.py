@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx_graphsurgeon as gs
+from onnx import helper
 
 from . import cmath
 from .analyze import Analysis
@@ -28,6 +29,19 @@ def _is_scalar(x, value: float) -> bool:
     return _is_np(x) and x.ndim == 0 and x == value
 
 
+def _elementwise(op: str, fold):
+    """A Context method that emits `op`, or computes `fold` when every input is numpy."""
+
+    def method(self, *args):
+        if all(_is_np(a) for a in args):
+            return np.asarray(fold(*args))
+        return self.emit(op, list(args))
+
+    method.__name__ = op.lower()
+    method.__doc__ = f"{op}, folded in numpy when every input is a constant."
+    return method
+
+
 class Context:
     """Rewrite state for one graph. Rules get it as their first argument.
 
@@ -35,14 +49,17 @@ class Context:
         graph: The graph being rewritten; emitted nodes are appended to it.
         analysis: Which values are complex.
         opset: The default-domain opset, which picks attribute or input spellings.
+        mul_strategy: How products of two runtime complex operands are formed:
+            "four", "gauss" (three products), or "auto".
         node: The node whose rule is running; emitted names start with its name.
         explanations: One line per rewrite, shown with `-v`.
     """
 
-    def __init__(self, graph: gs.Graph, analysis: Analysis, opset: int):
+    def __init__(self, graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str = "auto"):
         self.graph = graph
         self.analysis = analysis
         self.opset = opset
+        self.mul_strategy = mul_strategy
         self.node: gs.Node | None = None
         self.explanations: list[str] = []
         self.emitted = 0
@@ -133,6 +150,23 @@ class Context:
         """Records a complex value known at rewrite time; forms are made in numpy."""
         self._const[out.name] = np.asarray(value, dtype=self.dtype(out))
 
+    def set_real(self, out: gs.Tensor, value: Part) -> None:
+        """Makes real output `out` of the running node hold `value`.
+
+        A fresh result of an emitted node is produced under `out`'s name directly;
+        anything else (an input, a constant, a shared tensor) is copied by Identity.
+        """
+        if (
+            isinstance(value, gs.Variable)
+            and len(value.inputs) == 1
+            and not value.outputs
+            and value not in self.graph.outputs
+        ):
+            producer = value.inputs[0]
+            producer.outputs[producer.outputs.index(value)] = out
+        else:
+            self.emit("Identity", [value], outputs=[out])
+
     def alias(self, out: gs.Tensor, src: gs.Tensor) -> None:
         """`out` is the same complex value as `src`: they share every form, now and later."""
         self._alias[out.name] = self._key(src)
@@ -177,11 +211,7 @@ class Context:
         if name in self._const:
             packed = gs.Constant(self.unique(f"{name}_packed"), cmath.pack(self._const[name]))
         elif name in self._pair:
-            re, im = self._pair[name]
-            parts = [
-                self._unsqueeze_last(p, f"{name}_{role}_u") for p, role in ((re, "re"), (im, "im"))
-            ]
-            packed = self.emit("Concat", parts, {"axis": -1}, name=f"{name}_packed")
+            packed = self.pack_parts(*self._pair[name], name=f"{name}_packed")
         else:
             raise RuntimeError(f"complex value '{name}' has no form yet")
         self._packed[name] = packed
@@ -217,11 +247,6 @@ class Context:
         self._pair[name] = parts
         return parts
 
-    def _unsqueeze_last(self, part: Part, name: str) -> Part:
-        if _is_np(part):
-            return np.expand_dims(part, -1)
-        return self.unsqueeze(part, [-1], name=name)
-
     # ---- real operands -----------------------------------------------------------------
 
     def real(self, t: gs.Tensor, dtype: np.dtype) -> Part:
@@ -237,6 +262,48 @@ class Context:
                 "Cast", [t], {"to": onnx_of(dtype)}, name=f"{t.name}_as_{np.dtype(dtype).name}"
             )
         return self._casts[key]
+
+    def zeros_like(self, part: Part, dtype: np.dtype) -> Part:
+        """Zeros of `part`'s shape: the imaginary part of a real value."""
+        if _is_np(part):
+            return np.zeros(part.shape, dtype)
+        zero = helper.make_tensor("value", onnx_of(dtype), [1], [0])
+        return self.emit("ConstantOfShape", [self.emit("Shape", [part])], {"value": zero})
+
+    def as_pair(self, t: gs.Tensor, dtype: np.dtype, full: bool = False) -> tuple:
+        """The (re, im) form of `t`, complex or real, as `dtype`.
+
+        A real value has a zero imaginary part: a 0-d zero, which broadcasts, or
+        with `full`, zeros of its own shape (for ops that do not broadcast).
+        """
+        if self.is_complex(t):
+            return self.pair(t, dtype)
+        re = self.real(t, dtype)
+        return re, (self.zeros_like(re, dtype) if full else np.zeros((), dtype))
+
+    def as_packed(self, t: gs.Tensor, dtype: np.dtype) -> Part:
+        """The packed form of `t`, complex or real (packed as (r, 0)), as `dtype`."""
+        if self.is_complex(t):
+            return self.packed(t, dtype)
+        value = self.constant(t)
+        if value is not None:
+            return cmath.pack(np.asarray(value, dtype))
+        return self.pack_parts(*self.as_pair(t, dtype, full=True), name=f"{t.name}_packed")
+
+    def pack_parts(self, re: Part, im: Part, name: str) -> gs.Tensor:
+        """Unsqueeze + Concat of a pair into one packed tensor."""
+        parts = [self.unsqueeze(p, [-1], name=f"{name}_{r}_u") for p, r in ((re, "re"), (im, "im"))]
+        return self.emit("Concat", parts, {"axis": -1}, name=name)
+
+    def gauss(self, op: str) -> bool:
+        """Whether products of two runtime complex operands of `op` use three products.
+
+        "auto" keeps four for elementwise Mul, where an add costs as much as a
+        multiply, and takes three where a product is a contraction.
+        """
+        if self.mul_strategy == "auto":
+            return op != "Mul"
+        return self.mul_strategy == "gauss"
 
     # ---- emission ----------------------------------------------------------------------
 
@@ -306,12 +373,35 @@ class Context:
         return self.emit(op, [x], {"axes": axes}, name=name)
 
     def unsqueeze(self, x, axes, name: str | None = None):
-        """Unsqueeze with axes as an input (opset 13+) or an attribute."""
+        """Unsqueeze with axes as an input (opset 13+) or an attribute; numpy folds."""
+        if _is_np(x):
+            return np.expand_dims(x, tuple(axes))
         return self._axes_op("Unsqueeze", x, axes, name)
+
+    def concat(self, parts: list, axis: int):
+        """Concat, folded in numpy when every part is a constant."""
+        if all(_is_np(p) for p in parts):
+            return np.concatenate(parts, axis=axis)
+        return self.emit("Concat", parts, {"axis": axis})
 
     def squeeze(self, x, axes, name: str | None = None):
         """Squeeze with axes as an input (opset 13+) or an attribute."""
         return self._axes_op("Squeeze", x, axes, name)
+
+    def split_halves(self, x, axis: int):
+        """Two equal halves of `x` along `axis` (num_outputs is required from opset 18)."""
+        attrs = {"axis": axis, "num_outputs": 2} if self.opset >= 18 else {"axis": axis}
+        return self.emit("Split", [x], attrs, outputs=2)
+
+    def reduce(self, op: str, x, axes, keepdims: int = 1, name: str | None = None):
+        """A Reduce* op with axes as an input (ReduceSum 13+, others 18+) or an attribute."""
+        since = 13 if op == "ReduceSum" else 18
+        if axes is None:
+            return self.emit(op, [x], {"keepdims": keepdims}, name=name)
+        axes = [int(a) for a in axes]
+        if self.opset >= since:
+            return self.emit(op, [x, np.array(axes, np.int64)], {"keepdims": keepdims}, name=name)
+        return self.emit(op, [x], {"axes": axes, "keepdims": keepdims}, name=name)
 
     # ---- elementwise arithmetic for cmath, folding numpy constants ---------------------
 
@@ -347,3 +437,56 @@ class Context:
         if _is_np(a):
             return np.asarray(-a)
         return self.emit("Neg", [a])
+
+    def div(self, a, b):
+        if _is_np(a) and _is_np(b):
+            return np.asarray(a / b)
+        if _is_scalar(b, 1):
+            return a
+        return self.emit("Div", [a, b])
+
+    pow = _elementwise("Pow", np.power)
+    abs = _elementwise("Abs", np.abs)
+    sqrt = _elementwise("Sqrt", np.sqrt)
+    exp = _elementwise("Exp", np.exp)
+    log = _elementwise("Log", np.log)
+    sin = _elementwise("Sin", np.sin)
+    cos = _elementwise("Cos", np.cos)
+    _sinh = _elementwise("Sinh", np.sinh)
+    _cosh = _elementwise("Cosh", np.cosh)
+    _atan = _elementwise("Atan", np.arctan)
+
+    # onnxruntime's CPU provider has no float64 Sinh, Cosh or Atan; for complex128
+    # they are built from ops it has, at full double precision.
+
+    def _double(self, *args) -> bool:
+        return self.work_dtype == np.float64 and not all(_is_np(a) for a in args)
+
+    def sinh(self, x):
+        return cmath.sinh_by_exp(self, x) if self._double(x) else self._sinh(x)
+
+    def cosh(self, x):
+        return cmath.cosh_by_exp(self, x) if self._double(x) else self._cosh(x)
+
+    def atan(self, x):
+        return cmath.atan_refined(self, x, self._atan) if self._double(x) else self._atan(x)
+
+    def cast(self, x, dtype):
+        """Cast to a real dtype, in numpy for constants."""
+        if _is_np(x):
+            return x.astype(dtype)
+        return self.emit("Cast", [x], {"to": onnx_of(dtype)})
+
+    @property
+    def work_dtype(self) -> np.dtype | None:
+        """The real dtype the running node computes in: its complex values' precision."""
+        if self.node is None:
+            return None
+        for t in [*self.node.outputs, *self.node.inputs]:
+            if self.is_complex(t):
+                return self.real_dtype(t)
+        return None
+
+    less = _elementwise("Less", np.less)
+    equal = _elementwise("Equal", np.equal)
+    where = _elementwise("Where", np.where)

@@ -67,11 +67,15 @@ class Unsupported:
     tensor: str
     dtype: str
     reason: str = "no complex rule"
+    path: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return (
-            f"'{self.node}' ({self.op_type}, input '{self.tensor}' is {self.dtype}: {self.reason})"
+        text = (
+            f"'{self.node}' ({self.op_type}, input '{self.tensor}' is {self.dtype}: {self.reason}"
         )
+        if len(self.path) > 1:
+            text += f"; path {' -> '.join(self.path)}"
+        return text + ")"
 
 
 @dataclass

@@ -38,7 +38,36 @@ def _with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
 
 
-def decomplex(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Report]:
+MUL_STRATEGIES = ("auto", "four", "gauss")
+
+
+def _inline_complex_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Inlines the model-local functions whose calls take or make complex values.
+
+    Rules match ONNX ops, not function bodies, so a complex value cannot cross a
+    call. Functions that only see real values are kept as they are.
+    """
+    if not model.functions:
+        return model
+    local = {(f.domain, f.name) for f in model.functions}
+    graph = gs.import_onnx(model)
+    graph.toposort()
+    analysis = analyze(graph)
+    touched = {(u.op_type, u.node) for u in analysis.unsupported}
+    calls = {
+        (n.domain, n.op)
+        for n in graph.nodes
+        if (n.domain, n.op) in local and (n.op, n.name) in touched
+    }
+    if not calls and not [p for p in find_complex(model) if p.startswith("function ")]:
+        return model
+    ids = sorted(calls or local)
+    return onnx.inliner.inline_selected_functions(model, ids, exclude=False)
+
+
+def decomplex(
+    model: onnx.ModelProto, *, mul_strategy: str = "auto"
+) -> tuple[onnx.ModelProto, Report]:
     """Rewrites every complex value of `model` into the packed-real layout.
 
     A complex tensor of shape S becomes a real one of shape S + [2] holding
@@ -47,6 +76,9 @@ def decomplex(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Report]:
 
     Args:
         model: A loaded model, with its external data loaded.
+        mul_strategy: Products of two runtime complex operands: "four" real
+            products, "gauss" (three), or "auto" (four for elementwise Mul, three
+            for MatMul, Gemm and convolutions).
 
     Returns:
         The rewritten model, checked by shape inference and the full ONNX checker
@@ -61,7 +93,10 @@ def decomplex(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Report]:
     opset = default_opset(model)
     if opset < MIN_OPSET:
         raise DecomplexError(f"opset {opset} is older than the oldest supported, {MIN_OPSET}")
+    if mul_strategy not in MUL_STRATEGIES:
+        raise DecomplexError(f"mul_strategy must be one of {', '.join(MUL_STRATEGIES)}")
     report = Report(ops_before=op_histogram(model))
+    model = _inline_complex_functions(model)
 
     graph = gs.import_onnx(_with_shapes(model))
     name_nodes(graph)
@@ -86,10 +121,11 @@ def decomplex(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Report]:
     report.casts = list(analysis.casts)
     report.rewritten = len(analysis.nodes)
 
-    ctx = rewrite(graph, analysis, opset)
+    ctx = rewrite(graph, analysis, opset, mul_strategy)
     tidy(graph)
     out = gs.export_onnx(graph, do_type_check=False)
     _keep_model_fields(model, out, set(analysis.complex))
+    _fill_output_shapes(out)
     out = check(out)
 
     report.emitted = ctx.emitted
@@ -97,6 +133,19 @@ def decomplex(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Report]:
     report.ops_after = op_histogram(out)
     report.seconds = time.perf_counter() - start
     return out, report
+
+
+def _fill_output_shapes(model: onnx.ModelProto) -> None:
+    """Gives graph outputs with no shape the one inferred on the rewritten model."""
+    missing = [o for o in model.graph.output if not o.type.tensor_type.HasField("shape")]
+    if not missing:
+        return
+    inferred = _with_shapes(model)
+    known = {v.name: v for v in [*inferred.graph.value_info, *inferred.graph.output]}
+    for o in missing:
+        v = known.get(o.name)
+        if v is not None and v.type.tensor_type.HasField("shape"):
+            o.type.tensor_type.shape.CopyFrom(v.type.tensor_type.shape)
 
 
 def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto, complex_names: set[str]) -> None:
@@ -151,6 +200,7 @@ def convert_file(
     atol: float = DEFAULT_ATOL,
     rtol: float = DEFAULT_RTOL,
     external_data: bool | None = None,
+    mul_strategy: str = "auto",
 ) -> FileResult:
     """The main job: load, rewrite, check, save atomically, then validate.
 
@@ -164,7 +214,7 @@ def convert_file(
     try:
         check_paths(src, dst)
         model = load_model(src)
-        out, report = decomplex(model)
+        out, report = decomplex(model, mul_strategy=mul_strategy)
         if not report.has_complex:
             return FileResult(report, None, copy_model(src, model, dst))
         written = save_model(out, dst, external_data)

@@ -14,7 +14,7 @@ def _packed_shape(t: gs.Tensor) -> list | None:
     return None if t.shape is None else [*t.shape, 2]
 
 
-def rewrite(graph: gs.Graph, analysis: Analysis, opset: int) -> Context:
+def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str = "auto") -> Context:
     """Rewrites every complex value of `graph` into packed-real form, in place.
 
     Complex graph inputs and outputs keep their names and dims, with a trailing 2.
@@ -24,11 +24,12 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int) -> Context:
         graph: A topologically sorted graph.
         analysis: The result of `analyze(graph)`, with nothing unsupported.
         opset: The default-domain opset of the model.
+        mul_strategy: Passed to the context: "auto", "four" or "gauss".
 
     Returns:
         The context, which holds the explanations and counts of what was done.
     """
-    ctx = Context(graph, analysis, opset)
+    ctx = Context(graph, analysis, opset, mul_strategy)
     tensors = graph.tensors()
 
     inputs = []

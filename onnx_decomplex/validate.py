@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-from onnx.reference import ReferenceEvaluator
 
 from . import cmath
 from .dtypes import is_complex_np, np_of
 from .errors import DecomplexError
+from .reference import evaluator
 
 DEFAULT_DIM = 2
 """Value of a symbolic dim that no --input-shapes entry fixes. Not 1, which would
@@ -202,7 +202,7 @@ def run_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[
         with warnings.catch_warnings():
             # numpy warns when a Cast to real drops the imaginary part: that is the meaning.
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-            return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, feeds)]
+            return [np.asarray(o) for o in evaluator(model).run(None, feeds)]
     except Exception as e:
         raise DecomplexError(
             f"the reference evaluator could not run the original model: {e}"

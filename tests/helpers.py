@@ -11,7 +11,7 @@ from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.dtypes import onnx_of
 
-IR_VERSION = {11: 6, 13: 7, 17: 8, 18: 8, 21: 10}
+IR_VERSION = {11: 6, 13: 7, 15: 8, 17: 8, 18: 8, 20: 9, 21: 10, 23: 11}
 OPSETS = (11, 13, 18)
 PRECISIONS = (np.complex64, np.complex128)
 
@@ -55,3 +55,39 @@ def op_types(model: onnx.ModelProto) -> list[str]:
 def run_ort(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(None, feeds)
+
+
+def single(
+    op: str,
+    cdtype,
+    opset: int = 18,
+    *,
+    shape=(2, 3),
+    attrs: dict | None = None,
+    inputs: list[str] | None = None,
+    extra=(),
+    inits=(),
+    out_dtype=None,
+    pair: bool = False,
+    n_out: int = 1,
+) -> onnx.ModelProto:
+    """A model of one `op` node on complex input 'a' of `shape`.
+
+    `inputs` names the node's inputs ('a' by default); `extra` adds graph inputs and
+    `inits` initializers. With `pair`, 'a' first goes through Mul(a, a), whose result
+    exists only as a (re, im) pair: that exercises each rule's pair path.
+    """
+    names = list(inputs or ["a"])
+    nodes = []
+    if pair:
+        nodes.append(helper.make_node("Mul", ["a", "a"], ["a2"]))
+        names = ["a2" if n == "a" else n for n in names]
+    outs = [f"y{i}" if n_out > 1 else "y" for i in range(n_out)]
+    nodes.append(helper.make_node(op, names, outs, **(attrs or {})))
+    return make_model(
+        nodes,
+        [vi("a", cdtype, list(shape)), *extra],
+        [vi(o, out_dtype or cdtype, None) for o in outs],
+        inits,
+        opset=opset,
+    )

@@ -1,6 +1,17 @@
 """Rewrite rules, one module per op family. Importing this package registers them all."""
 
-from . import arithmetic, cast, constant, layout  # noqa: F401  (imported to register)
+from . import (  # noqa: F401  (imported to register)
+    arithmetic,
+    cast,
+    constant,
+    indexing,
+    layout,
+    linalg,
+    reduce,
+    shape,
+    spectral,
+    unary,
+)
 from .registry import REGISTRY, Rule, get, rule, supported_ops
 
 __all__ = ["REGISTRY", "Rule", "get", "rule", "supported_ops"]

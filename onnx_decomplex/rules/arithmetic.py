@@ -6,6 +6,12 @@
     Add(z, r)  -> (zr + r, zi)             # r real: touches the real part only
     Sub        -> likewise, with r - z = (r - zr, -zi)
     Neg(z)     -> (-zr, -zi)               # also Neg on the packed layout
+    Div(z, w)  -> z conj(w) / |w|^2        # w constant: z times 1/w, made in numpy
+    Div(z, r)  -> (zr / r, zi / r)
+    Sum, Mean  -> the op on the packed tensors, or on each part
+    Pow(z, n)  -> repeated squaring         # n a constant integer
+    Pow(z, p)  -> |z|^p (cos p arg z, sin p arg z)
+    Equal(z, w) -> zr == wr and zi == wi    # a real output
     Identity   -> the same value
 
 Add, Sub and Neg of two complex values are elementwise-safe on the packed layout,
@@ -42,16 +48,27 @@ def _scale(ctx, y, z, r, dtype):
     ctx.explain("complex times real: packed tensor scaled by r[..., None]")
 
 
-def _constant_kind(ctx, t) -> str | None:
-    """'real' or 'imag' when constant t has only that part non-zero."""
-    value = ctx.constant(t)
-    if value is None:
-        return None
-    if not np.any(value.imag):
-        return "real"
-    if not np.any(value.real):
-        return "imag"
-    return None
+def _times_constant(ctx, y, z, c: np.ndarray, dtype) -> bool:
+    """y = z * c for a constant c with one part all zero: half the multiplies."""
+    if not np.any(c.imag):
+        _scale(ctx, y, z, c.real.astype(dtype), dtype)
+        return True
+    if not np.any(c.real):
+        ctx.set_pair(y, *cmath.mul_imag(ctx, ctx.pair(z, dtype), c.imag.astype(dtype)))
+        ctx.explain("complex times imaginary constant: (-zi s, zr s)")
+        return True
+    return False
+
+
+def _product(ctx, y, a, b, dtype):
+    """y = a * b for two complex values."""
+    for z, c in ((a, b), (b, a)):
+        value = ctx.constant(c)
+        if value is not None and _times_constant(ctx, y, z, value, dtype):
+            return
+    gauss = ctx.gauss("Mul") and ctx.constant(a) is None and ctx.constant(b) is None
+    ctx.set_pair(y, *cmath.mul(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), gauss))
+    ctx.explain(f"complex times complex: {'three' if gauss else 'four'} multiplies on pairs")
 
 
 @rule("Mul")
@@ -60,23 +77,110 @@ def mul(ctx, node):
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     if ctx.is_complex(a) and ctx.is_complex(b):
-        # A constant with one part all zero needs half the multiplies.
-        for z, c in ((a, b), (b, a)):
-            kind = _constant_kind(ctx, c)
-            if kind == "real":
-                _scale(ctx, y, z, ctx.constant(c).real.astype(dtype), dtype)
-                return
-            if kind == "imag":
-                ctx.set_pair(
-                    y, *cmath.mul_imag(ctx, ctx.pair(z, dtype), ctx.constant(c).imag.astype(dtype))
-                )
-                ctx.explain("complex times imaginary constant: (-zi s, zr s)")
-                return
-        ctx.set_pair(y, *cmath.mul(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype)))
-        ctx.explain("complex times complex: four multiplies on (re, im) pairs")
+        _product(ctx, y, a, b, dtype)
         return
     z, r, _ = _complex_and_real(ctx, a, b)
     _scale(ctx, y, z, ctx.real(r, dtype), dtype)
+
+
+@rule("Div")
+def div(ctx, node):
+    a, b = node.inputs
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    value = ctx.constant(b)
+    if value is not None:
+        # Dividing by a constant is multiplying by its reciprocal, made in numpy.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inverse = 1 / value.astype(np.result_type(value, ctx.dtype(y)))
+        if ctx.is_complex(a):
+            if not ctx.is_complex(b):
+                _scale(ctx, y, a, inverse.real.astype(dtype), dtype)
+            elif not _times_constant(ctx, y, a, inverse, dtype):
+                parts = cmath.split(inverse.astype(ctx.dtype(y)))
+                ctx.set_pair(y, *cmath.mul(ctx, ctx.pair(a, dtype), parts))
+            ctx.explain("divided by a constant: times its reciprocal")
+            return
+    if ctx.is_complex(a) and ctx.is_complex(b):
+        ctx.set_pair(y, *cmath.div(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype)))
+        ctx.explain("z conj(w) / |w|^2 on pairs")
+    elif ctx.is_complex(a):
+        ctx.set_pair(y, *cmath.div_real(ctx, ctx.pair(a, dtype), ctx.real(b, dtype)))
+        ctx.explain("complex over real: both parts divided")
+    else:
+        ctx.set_pair(y, *cmath.rdiv_real(ctx, ctx.real(a, dtype), ctx.pair(b, dtype)))
+        ctx.explain("real over complex: r conj(w) / |w|^2")
+
+
+def _sum_or_mean(ctx, op: str, ins):
+    if op == "Mean" and ctx.work_dtype == np.float64:
+        # onnxruntime's CPU provider has no float64 Mean.
+        return ctx.div(ctx.emit("Sum", ins), np.array(len(ins), np.float64))
+    return ctx.emit(op, ins)
+
+
+@rule("Sum", "Mean")
+def sum_mean(ctx, node):
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    runtime_real = [t for t in node.inputs if not ctx.is_complex(t) and ctx.constant(t) is None]
+    if ctx.prefers_pair(*node.inputs) or runtime_real:
+        pairs = [ctx.as_pair(t, dtype, full=True) for t in node.inputs]
+        re, im = (_sum_or_mean(ctx, node.op, [p[k] for p in pairs]) for k in (0, 1))
+        ctx.set_pair(y, re, im)
+        ctx.explain(f"{node.op} of each part")
+        return
+    # Both ops broadcast, and act on each part alike.
+    out = _sum_or_mean(ctx, node.op, [ctx.as_packed(t, dtype) for t in node.inputs])
+    ctx.set_packed(y, out)
+    ctx.explain(f"{node.op} of the packed tensors")
+
+
+def _pow_refusal(node, kinds):
+    if kinds[0] is None:
+        return "a complex exponent of a real base is not supported"
+    return None
+
+
+def _small_integer(value) -> int | None:
+    """The exponent as an int, when it is one scalar integer no larger than 64."""
+    if value is None or value.size != 1:
+        return None
+    x = float(value.reshape(()))
+    return int(x) if x.is_integer() and abs(x) <= 64 else None
+
+
+@rule("Pow", refuse=_pow_refusal)
+def pow_(ctx, node):
+    z, p = node.inputs
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    value = ctx.constant(p)
+    if ctx.is_complex(p):
+        if value is None or np.any(value.imag):
+            raise ctx.fail("a complex exponent is not supported; only real exponents", p)
+        value = value.real
+    n = _small_integer(value)
+    if n is not None:
+        ctx.set_pair(y, *cmath.pow_int(ctx, ctx.pair(z, dtype), n, dtype))
+        ctx.explain(f"z^{n} by repeated squaring, as numpy does for integer powers")
+        return
+    exponent = value.astype(dtype) if value is not None else ctx.real(p, dtype)
+    ctx.set_pair(y, *cmath.pow_real(ctx, ctx.pair(z, dtype), exponent, dtype))
+    ctx.explain("z^p = |z|^p (cos p arg z, sin p arg z)")
+
+
+def _real_output(node, kinds):
+    return [None]
+
+
+@rule("Equal", infer=_real_output)
+def equal(ctx, node):
+    a, b = node.inputs
+    dtype = ctx.real_dtype(a if ctx.is_complex(a) else b)
+    (ar, ai), (br, bi) = ctx.as_pair(a, dtype), ctx.as_pair(b, dtype)
+    ctx.emit("And", [ctx.equal(ar, br), ctx.equal(ai, bi)], outputs=[node.outputs[0]])
+    ctx.explain("equal real parts and equal imaginary parts")
 
 
 def _add_complex(ctx, node, a, b, y, dtype):

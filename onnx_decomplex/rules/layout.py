@@ -1,4 +1,4 @@
-"""Layout ops: they move elements without mixing real and imaginary parts.
+"""Layout ops: they move or select elements without mixing real and imaginary parts.
 
 On the packed layout (shape S + [2]) the trailing axis rides along:
 
@@ -6,31 +6,33 @@ On the packed layout (shape S + [2]) the trailing axis rides along:
     Reshape(z, shape)         -> Reshape(p, shape + [2])       # 0, -1, allowzero keep meaning
     Unsqueeze/Squeeze(z, ax)  -> same op on p, negative axes moved down by one
     Flatten(z, axis)          -> Reshape(Flatten(p, axis'), [0, -1, 2])
+    Concat/Split/Compress/CumSum(z, axis) -> same op on p, axis moved
+    Slice(z, starts, ends, axes, steps)   -> same op on p, axes moved
+    Expand(z, shape)          -> Expand(p, shape + [2])
+    Tile(z, repeats)          -> Tile(p, repeats + [1])
+    Where(c, z, w)            -> Where(c[..., None], p, q)
+    ReverseSequence(z)        -> same op on p (its axes are 0 and 1)
 
 On a (re, im) pair the op is simply applied to each part. That form is used when
 the value already exists only as a pair, or when the packed form would need
-something unknown at rewrite time (a rank, or axes given at run time).
+something unknown at rewrite time (a rank), and always for ops whose axes are fixed
+at the end (Trilu, DepthToSpace, SpaceToDepth) and for Pad, whose complex pad
+value is one number per part.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .common import (
+    append_dim,
+    on_parts,
+    set_outputs_packed,
+    shift_axes,
+    shift_axes_input,
+    shift_axis,
+)
 from .registry import rule
-
-
-def _on_parts(ctx, node, x, why: str):
-    """y = (op(re), op(im)) with the node's own other inputs and attributes."""
-    re, im = ctx.pair(x)
-    rest = list(node.inputs[1:])
-    parts = [ctx.emit(node.op, [p, *rest], node.attrs) for p in (re, im)]
-    ctx.set_pair(node.outputs[0], *parts)
-    ctx.explain(f"applied to both parts ({why})")
-
-
-def _shift_axes(axes) -> list[int]:
-    """Logical axes -> packed axes: negative ones skip the trailing (re, im) axis."""
-    return [int(a) if a >= 0 else int(a) - 1 for a in axes]
 
 
 @rule("Transpose")
@@ -40,7 +42,7 @@ def transpose(ctx, node):
     if perm is None and ctx.rank(x) is not None:
         perm = list(reversed(range(ctx.rank(x))))
     if ctx.prefers_pair(x) or perm is None:
-        _on_parts(ctx, node, x, "pair form" if perm is not None else "rank unknown")
+        on_parts(ctx, node, [0], "pair form" if perm is not None else "rank unknown")
         return
     perm = [int(p) for p in perm]
     out = ctx.emit("Transpose", [ctx.packed(x)], {"perm": [*perm, len(perm)]})
@@ -52,14 +54,9 @@ def transpose(ctx, node):
 def reshape(ctx, node):
     x, shape = node.inputs[0], node.inputs[1]
     if ctx.prefers_pair(x):
-        _on_parts(ctx, node, x, "pair form")
+        on_parts(ctx, node, [0], "pair form")
         return
-    value = ctx.constant(shape)
-    if value is not None:
-        packed_shape = np.append(value.astype(np.int64), np.int64(2))
-    else:
-        packed_shape = ctx.emit("Concat", [shape, np.array([2], np.int64)], {"axis": 0})
-    out = ctx.emit("Reshape", [ctx.packed(x), packed_shape], node.attrs)
+    out = ctx.emit("Reshape", [ctx.packed(x), append_dim(ctx, shape, 2)], node.attrs)
     ctx.set_packed(node.outputs[0], out)
     ctx.explain("shape + [2] on the packed tensor")
 
@@ -79,28 +76,140 @@ def unsqueeze_squeeze(ctx, node):
     x = node.inputs[0]
     known, axes = _axes(ctx, node)
     if ctx.prefers_pair(x) or not known:
-        _on_parts(ctx, node, x, "pair form" if known else "axes known only at run time")
+        on_parts(ctx, node, [0], "pair form" if known else "axes known only at run time")
         return
     if axes is None:
         # Squeeze with no axes drops every 1; the trailing axis is 2, so it stays.
         out = ctx.squeeze(ctx.packed(x), None)
     else:
         make = ctx.unsqueeze if node.op == "Unsqueeze" else ctx.squeeze
-        out = make(ctx.packed(x), _shift_axes(axes))
+        out = make(ctx.packed(x), shift_axes(axes))
     ctx.set_packed(node.outputs[0], out)
-    ctx.explain(
-        f"axes {axes} -> {None if axes is None else _shift_axes(axes)} on the packed tensor"
-    )
+    ctx.explain(f"axes {axes} -> {None if axes is None else shift_axes(axes)} on the packed tensor")
 
 
 @rule("Flatten")
 def flatten(ctx, node):
     x = node.inputs[0]
     if ctx.prefers_pair(x):
-        _on_parts(ctx, node, x, "pair form")
+        on_parts(ctx, node, [0], "pair form")
         return
     axis = int(node.attrs.get("axis", 1))
-    flat = ctx.emit("Flatten", [ctx.packed(x)], {"axis": _shift_axes([axis])[0]})
+    flat = ctx.emit("Flatten", [ctx.packed(x)], {"axis": shift_axis(axis)})
     out = ctx.emit("Reshape", [flat, np.array([0, -1, 2], np.int64)])
     ctx.set_packed(node.outputs[0], out)
     ctx.explain(f"Flatten(axis={axis}) then [0, -1, 2] on the packed tensor")
+
+
+@rule("Concat")
+def concat(ctx, node):
+    if ctx.prefers_pair(*node.inputs):
+        on_parts(ctx, node, range(len(node.inputs)), "pair form")
+        return
+    dtype = ctx.real_dtype(node.outputs[0])
+    ins = [ctx.as_packed(t, dtype) for t in node.inputs]
+    axis = shift_axis(node.attrs["axis"])
+    ctx.set_packed(node.outputs[0], ctx.emit("Concat", ins, {"axis": axis}))
+    ctx.explain(f"axis {node.attrs['axis']} -> {axis} on the packed tensors")
+
+
+def _axis_attr_rule(ctx, node, default_axis: int | None):
+    """The op on the packed tensor with its `axis` attribute moved; other inputs kept."""
+    attrs = dict(node.attrs)
+    axis = attrs.get("axis", default_axis)
+    if axis is not None:
+        attrs["axis"] = shift_axis(axis)
+    ins = [ctx.packed(node.inputs[0]), *[t if t.name else None for t in node.inputs[1:]]]
+    set_outputs_packed(ctx, node, ctx.emit(node.op, ins, attrs, outputs=len(node.outputs)))
+    ctx.explain(f"axis {axis} -> {attrs.get('axis')} on the packed tensor")
+
+
+@rule("Split")
+def split(ctx, node):
+    if ctx.prefers_pair(node.inputs[0]):
+        on_parts(ctx, node, [0], "pair form")
+        return
+    _axis_attr_rule(ctx, node, 0)
+
+
+@rule("Compress")
+def compress(ctx, node):
+    if "axis" not in node.attrs or ctx.prefers_pair(node.inputs[0]):
+        # Without an axis Compress flattens first, which would interleave the parts.
+        on_parts(ctx, node, [0], "pair form" if "axis" in node.attrs else "flattening")
+        return
+    _axis_attr_rule(ctx, node, None)
+
+
+@rule("ReverseSequence")
+def reverse_sequence(ctx, node):
+    if ctx.prefers_pair(node.inputs[0]):
+        on_parts(ctx, node, [0], "pair form")
+        return
+    # batch_axis and time_axis are 0 or 1: the trailing axis is never one of them.
+    out = ctx.emit(node.op, [ctx.packed(node.inputs[0]), node.inputs[1]], node.attrs)
+    ctx.set_packed(node.outputs[0], out)
+    ctx.explain("on the packed tensor")
+
+
+@rule("Slice")
+def slice_(ctx, node):
+    x = node.inputs[0]
+    if ctx.prefers_pair(x):
+        on_parts(ctx, node, [0], "pair form")
+        return
+    ins = [ctx.packed(x), node.inputs[1], node.inputs[2]]
+    rest = [t if t.name else None for t in node.inputs[3:]]
+    if rest and rest[0] is not None:
+        # Omitted axes default to 0, 1, ...: non-negative, so they need no move.
+        rest[0] = shift_axes_input(ctx, rest[0])
+    ctx.set_packed(node.outputs[0], ctx.emit("Slice", ins + rest))
+    ctx.explain("axes moved on the packed tensor")
+
+
+@rule("CumSum")
+def cumsum(ctx, node):
+    x, axis = node.inputs
+    if ctx.prefers_pair(x):
+        on_parts(ctx, node, [0], "pair form")
+        return
+    out = ctx.emit("CumSum", [ctx.packed(x), shift_axes_input(ctx, axis)], node.attrs)
+    ctx.set_packed(node.outputs[0], out)
+    ctx.explain("axis moved on the packed tensor")
+
+
+@rule("Expand", "Tile")
+def expand_tile(ctx, node):
+    x, shape = node.inputs
+    if ctx.prefers_pair(x):
+        on_parts(ctx, node, [0], "pair form")
+        return
+    # Expand broadcasts S + [2] against shape + [2]; Tile repeats the last axis once.
+    extra = 2 if node.op == "Expand" else 1
+    out = ctx.emit(node.op, [ctx.packed(x), append_dim(ctx, shape, extra)])
+    ctx.set_packed(node.outputs[0], out)
+    ctx.explain(f"{'shape + [2]' if extra == 2 else 'repeats + [1]'} on the packed tensor")
+
+
+@rule("Where")
+def where(ctx, node):
+    cond, a, b = node.inputs
+    if ctx.prefers_pair(a, b):
+        on_parts(ctx, node, [1, 2], "pair form")
+        return
+    dtype = ctx.real_dtype(node.outputs[0])
+    value = ctx.constant(cond)
+    c = np.expand_dims(value, -1) if value is not None else ctx.unsqueeze(cond, [-1])
+    out = ctx.emit("Where", [c, ctx.as_packed(a, dtype), ctx.as_packed(b, dtype)])
+    ctx.set_packed(node.outputs[0], out)
+    ctx.explain("condition unsqueezed onto the packed tensors")
+
+
+@rule("Pad")
+def pad(ctx, node):
+    on_parts(ctx, node, [0, 2], "the pad value is one number per part")
+
+
+@rule("Trilu", "DepthToSpace", "SpaceToDepth")
+def last_axes_ops(ctx, node):
+    on_parts(ctx, node, [0], "the op addresses the trailing axes")

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 InputKinds = Sequence["np.dtype | None"]
 Infer = Callable[["gs.Node", InputKinds], list["np.dtype | None"]]
 RuleFn = Callable[["Context", "gs.Node"], None]
+# Given the node and its input kinds, why the rule cannot rewrite it, or None.
+Refuse = Callable[["gs.Node", InputKinds], "str | None"]
+
+
+def accepts_all(node: gs.Node, kinds: InputKinds) -> str | None:
+    return None
 
 
 def complex_like_inputs(node: gs.Node, kinds: InputKinds) -> list[np.dtype | None]:
@@ -30,11 +36,17 @@ def complex_like_inputs(node: gs.Node, kinds: InputKinds) -> list[np.dtype | Non
 
 @dataclass(frozen=True)
 class Rule:
-    """A registered rewrite: `fn` emits real nodes, `infer` says which outputs are complex."""
+    """A registered rewrite.
+
+    `fn` emits real nodes, `infer` says which outputs are complex, and `refuse` says
+    why a particular node cannot be rewritten (checked for every node before any
+    rewriting, so that one error lists them all).
+    """
 
     op_type: str
     fn: RuleFn
     infer: Infer
+    refuse: Refuse = accepts_all
 
     @property
     def where(self) -> str:
@@ -44,7 +56,9 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(*op_types: str, infer: Infer = complex_like_inputs) -> Callable[[RuleFn], RuleFn]:
+def rule(
+    *op_types: str, infer: Infer = complex_like_inputs, refuse: Refuse = accepts_all
+) -> Callable[[RuleFn], RuleFn]:
     """Registers `fn` as the rewrite of each op type in `op_types`.
 
     Args:
@@ -52,6 +66,7 @@ def rule(*op_types: str, infer: Infer = complex_like_inputs) -> Callable[[RuleFn
         infer: Given the node and the complex dtype (or None) of each input, returns
             the complex dtype (or None) of each output. Analysis uses it to find every
             complex value before anything is rewritten.
+        refuse: Given the same, returns why this node cannot be rewritten, or None.
 
     Raises:
         ValueError: An op type already has a rule. Silently replacing a rule would
@@ -62,7 +77,7 @@ def rule(*op_types: str, infer: Infer = complex_like_inputs) -> Callable[[RuleFn
         for op in op_types:
             if op in REGISTRY:
                 raise ValueError(f"{op} already has a rule: {REGISTRY[op].where}")
-            REGISTRY[op] = Rule(op, fn, infer)
+            REGISTRY[op] = Rule(op, fn, infer, refuse)
         return fn
 
     return register

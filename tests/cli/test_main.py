@@ -236,10 +236,11 @@ def test_unsupported_op_lists_nodes(work):
     m = make_model(
         [
             helper.make_node("Relu", ["a"], ["r"], name="relu"),
-            helper.make_node("Abs", ["a"], ["y"], name="magnitude"),
+            helper.make_node("Mul", ["a", "a"], ["sq"], name="square"),
+            helper.make_node("Floor", ["sq"], ["y"], name="floor"),
         ],
         [vi("a", np.complex64, [3])],
-        [vi("r", np.complex64, [3]), vi("y", np.float32, [3])],
+        [vi("r", np.complex64, [3]), vi("y", np.complex64, [3])],
     )
     onnx.save(m, src / "u.onnx")
     before = (src / "u.onnx").read_bytes()
@@ -251,7 +252,8 @@ def test_unsupported_op_lists_nodes(work):
         out,
         "u.onnx",
         "'relu' (Relu, input 'a' is complex64",
-        "'magnitude' (Abs",
+        "'floor' (Floor, input 'sq' is complex64: defined on real numbers only; "
+        "path a -> square -> sq)",
     )
 
 

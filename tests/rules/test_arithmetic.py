@@ -9,11 +9,14 @@ from helpers import (
     make_model,
     op_types,
     run_ort,
+    single,
     vi,
 )
 from onnx import TensorProto, helper
 
 from onnx_decomplex import cmath, decomplex
+from onnx_decomplex.cmath import pack, unpack
+from onnx_decomplex.errors import DecomplexError
 
 
 def test_mul_two_runtime_operands_broadcast(opset, cdtype):
@@ -158,3 +161,90 @@ def test_complex_meets_real_operand(op, fn, constant):
     expected = fn(z, r)
     np.testing.assert_allclose(got[..., 0], expected.real, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got[..., 1], expected.imag, rtol=1e-6, atol=1e-6)
+
+
+PAIR = pytest.mark.parametrize("pair", [False, True], ids=["packed", "pair"])
+
+
+@PAIR
+@pytest.mark.parametrize("divisor", ["runtime", "constant", "real constant", "imag constant"])
+def test_div(opset, cdtype, divisor, pair):
+    rng = np.random.default_rng(1)
+    value = {
+        "constant": crandn(rng, (3,), cdtype),
+        "real constant": crandn(rng, (3,), cdtype).real.astype(cdtype),
+        "imag constant": (1j * crandn(rng, (3,), cdtype).imag).astype(cdtype),
+    }.get(divisor)
+    extra = [vi("b", cdtype, [2, 3])] if value is None else []
+    inits = [] if value is None else [init("b", value)]
+    m = single("Div", cdtype, opset, inputs=["a", "b"], extra=extra, inits=inits, pair=pair)
+    assert_rewrites(m)
+
+
+def test_div_by_real_and_of_real_against_numpy(cdtype):
+    real = np.float32 if cdtype == np.complex64 else np.float64
+    rng = np.random.default_rng(0)
+    z, r = crandn(rng, (2, 3), cdtype), rng.standard_normal((2, 3)).astype(real) + 3
+    for inputs, expected in ((["a", "r"], z / r), (["r", "a"], r / z)):
+        m = single("Div", cdtype, inputs=inputs, extra=[vi("r", real, [2, 3])])
+        out, _ = decomplex(m)
+        (got,) = run_ort(out, {"a": pack(z), "r": r})
+        np.testing.assert_allclose(unpack(got), expected, rtol=1e-5)
+
+
+@PAIR
+@pytest.mark.parametrize("op", ["Sum", "Mean"])
+@pytest.mark.parametrize("n", [1, 3])
+def test_sum_mean(opset, cdtype, op, n, pair):
+    names = ["a", "b", "c"][:n]
+    extra = [vi("b", cdtype, [3]), vi("c", cdtype, [1, 3])]
+    m = single(op, cdtype, opset, inputs=names, extra=extra[: n - 1], pair=pair)
+    out = assert_rewrites(m)
+    if not pair and cdtype == np.complex64:
+        assert op_types(out) == [op]
+
+
+@PAIR
+@pytest.mark.parametrize("p", [0, 1, 2, 3, 7, -1, -2, 0.5, 2.5, -1.5])
+def test_pow_constant_exponent(opset, cdtype, p, pair):
+    dtype = np.float32 if cdtype == np.complex64 else np.float64
+    m = single("Pow", cdtype, opset, inputs=["a", "p"], inits=[init("p", np.array(p, dtype))],
+               pair=pair)  # fmt: skip
+    assert_rewrites(m)
+
+
+def test_pow_integer_exponent_uses_no_trig(cdtype):
+    m = single("Pow", cdtype, inputs=["a", "p"], inits=[init("p", np.array(5, np.int64))])
+    out = assert_rewrites(m)
+    assert not {"Sin", "Cos", "Atan"} & set(op_types(out))
+
+
+def test_pow_runtime_exponent(cdtype):
+    real = np.float32 if cdtype == np.complex64 else np.float64
+    m = single("Pow", cdtype, 18, inputs=["a", "p"], extra=[vi("p", real, [3])])
+    assert_rewrites(m)
+
+
+def test_complex_exponent_is_refused():
+    m = single("Pow", np.complex64, inputs=["a", "b"], extra=[vi("b", np.complex64, [2, 3])])
+    with pytest.raises(DecomplexError, match="complex exponent"):
+        decomplex(m)
+
+
+def test_equal(opset, cdtype):
+    b = np.array([[1 + 2j, 3, 1j], [0, 0, 1]], cdtype)
+    m = single("Equal", cdtype, opset, inputs=["a", "b"], inits=[init("b", b)], out_dtype=np.bool_)
+    z = b.copy()
+    z[0, 1] += 1j
+    z[1, 2] = 2
+    m.graph.output.append(vi("a", cdtype, [2, 3]))
+    assert_rewrites(m, feeds={"a": z})
+
+
+@pytest.mark.parametrize("strategy", ["four", "gauss", "auto"])
+def test_mul_strategy(cdtype, strategy):
+    m = single("Mul", cdtype, inputs=["a", "b"], extra=[vi("b", cdtype, [2, 3])])
+    out, _ = decomplex(m, mul_strategy=strategy)
+    muls = op_types(out).count("Mul")
+    assert muls == (3 if strategy == "gauss" else 4)
+    assert_rewrites(m)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import assert_rewrites, init, make_model, op_types, vi
+from helpers import assert_rewrites, init, make_model, op_types, single, vi
 from onnx import TensorProto, helper
 
 
@@ -142,3 +142,160 @@ def test_symbolic_dims_survive_on_io(cdtype):
     assert dims == ["seq", "batch", 2]
     real = TensorProto.FLOAT if cdtype == np.complex64 else TensorProto.DOUBLE
     assert out.graph.input[0].type.tensor_type.elem_type == real
+
+
+PAIR = pytest.mark.parametrize("pair", [False, True], ids=["packed", "pair"])
+
+
+@PAIR
+@pytest.mark.parametrize("axis", [0, 1, -1, -2])
+def test_concat(opset, cdtype, axis, pair):
+    m = single(
+        "Concat", cdtype, opset, shape=(2, 3), attrs={"axis": axis}, inputs=["a", "b", "a"],
+        extra=[vi("b", cdtype, [2, 3])], pair=pair,
+    )  # fmt: skip
+    out = assert_rewrites(m)
+    if not pair:
+        assert op_types(out) == ["Concat"]
+
+
+@PAIR
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("sizes", [None, [1, 3]])
+def test_split(opset, cdtype, axis, sizes, pair):
+    attrs, inputs, inits = {"axis": axis}, ["a"], []
+    if sizes is None and opset >= 18:
+        attrs["num_outputs"] = 2
+    elif sizes is not None and opset < 13:
+        attrs["split"] = sizes
+    elif sizes is not None:
+        inputs, inits = ["a", "s"], [init("s", np.array(sizes, np.int64))]
+    shape = (4, 4) if sizes is None else (4, 4)
+    m = single("Split", cdtype, opset, shape=shape, attrs=attrs, inputs=inputs, inits=inits,
+               pair=pair, n_out=2)  # fmt: skip
+    assert_rewrites(m)
+
+
+@PAIR
+@pytest.mark.parametrize(
+    "starts, ends, axes, steps",
+    [
+        ([1], [3], None, None),
+        ([0, 1], [2, 4], [0, 1], None),
+        ([3], [0], [-1], [-1]),
+        ([0, -1], [4, -5], [-2, -1], [2, -2]),
+    ],
+)
+def test_slice(opset, cdtype, starts, ends, axes, steps, pair):
+    names = ["a", "st", "en"]
+    inits = [init("st", np.array(starts, np.int64)), init("en", np.array(ends, np.int64))]
+    if axes is not None:
+        names.append("ax")
+        inits.append(init("ax", np.array(axes, np.int64)))
+    if steps is not None:
+        names.append("sp")
+        inits.append(init("sp", np.array(steps, np.int64)))
+    m = single("Slice", cdtype, opset, shape=(4, 5), inputs=names, inits=inits, pair=pair)
+    out = assert_rewrites(m)
+    if not pair:
+        assert op_types(out) == ["Slice"]
+
+
+def test_slice_with_runtime_axes(cdtype):
+    # Axes from the graph: moved at run time with Where(axes < 0, axes - 1, axes).
+    m = make_model(
+        [
+            helper.make_node("Shape", ["like"], ["n"]),
+            helper.make_node("Sub", ["n", "three"], ["ax"]),  # [2 - 3] = [-1]
+            helper.make_node("Slice", ["a", "st", "en", "ax"], ["y"]),
+        ],
+        [vi("a", cdtype, [3, 4]), vi("like", np.float32, [2])],
+        [vi("y", cdtype, None)],
+        [init("three", np.array([3], np.int64)), init("st", np.array([1], np.int64)),
+         init("en", np.array([3], np.int64))],
+    )  # fmt: skip
+    out = assert_rewrites(m)
+    assert "Where" in op_types(out)
+
+
+@PAIR
+@pytest.mark.parametrize("shape", [[2, 1, 3], [3], [1, 1]])
+def test_expand(opset, cdtype, shape, pair):
+    m = single("Expand", cdtype, opset, shape=(1, 3) if shape != [1, 1] else (2, 3),
+               inputs=["a", "s"], inits=[init("s", np.array(shape, np.int64))], pair=pair)  # fmt: skip
+    assert_rewrites(m)
+
+
+@PAIR
+def test_tile(opset, cdtype, pair):
+    m = single("Tile", cdtype, opset, inputs=["a", "r"],
+               inits=[init("r", np.array([2, 3], np.int64))], pair=pair)  # fmt: skip
+    out = assert_rewrites(m)
+    if not pair:
+        assert op_types(out) == ["Tile"]
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+@pytest.mark.parametrize("value", [None, 1.5 - 2j])
+def test_pad(opset, cdtype, mode, value):
+    if value is not None and mode != "constant":
+        pytest.skip("a pad value is for constant mode")
+    names = ["a", "p"]
+    inits = [init("p", np.array([1, 0, 0, 2], np.int64))]
+    if value is not None:
+        names.append("v")
+        inits.append(init("v", np.array(value, cdtype)))
+    m = single("Pad", cdtype, opset, shape=(3, 3), attrs={"mode": mode}, inputs=names, inits=inits)
+    assert_rewrites(m)
+
+
+@PAIR
+@pytest.mark.parametrize("const_cond", [False, True])
+def test_where(opset, cdtype, const_cond, pair):
+    extra = [vi("b", cdtype, [2, 3])]
+    inits = []
+    if const_cond:
+        inits.append(init("c", np.array([True, False, True])))
+    else:
+        extra.append(vi("c", np.bool_, [2, 1]))
+    m = single("Where", cdtype, opset, inputs=["c", "a", "b"], extra=extra, inits=inits, pair=pair)
+    assert_rewrites(m)
+
+
+@PAIR
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_compress(opset, cdtype, axis, pair):
+    cond = np.array([True, False, True], bool)
+    m = single("Compress", cdtype, opset, shape=(3, 3), inputs=["a", "c"],
+               attrs={} if axis is None else {"axis": axis}, inits=[init("c", cond)], pair=pair)  # fmt: skip
+    assert_rewrites(m)
+
+
+@PAIR
+def test_reverse_sequence(opset, cdtype, pair):
+    m = single("ReverseSequence", cdtype, opset, shape=(4, 3), inputs=["a", "l"],
+               attrs={"batch_axis": 1, "time_axis": 0},
+               inits=[init("l", np.array([4, 2, 1], np.int64))], pair=pair)  # fmt: skip
+    assert_rewrites(m)
+
+
+@pytest.mark.parametrize("op", ["DepthToSpace", "SpaceToDepth"])
+def test_depth_space(opset, cdtype, op):
+    shape = (1, 8, 2, 2) if op == "DepthToSpace" else (1, 2, 4, 4)
+    assert_rewrites(single(op, cdtype, opset, shape=shape, attrs={"blocksize": 2}))
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+def test_trilu(cdtype, upper):
+    m = single("Trilu", cdtype, 18, shape=(2, 3, 4), inputs=["a", "k"], attrs={"upper": upper},
+               inits=[init("k", np.array(1, np.int64))])  # fmt: skip
+    assert_rewrites(m)
+
+
+@PAIR
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("flags", [{}, {"exclusive": 1, "reverse": 1}])
+def test_cumsum(opset, cdtype, axis, flags, pair):
+    m = single("CumSum", cdtype, opset, shape=(3, 4), inputs=["a", "ax"], attrs=flags,
+               inits=[init("ax", np.array(axis, np.int64))], pair=pair)  # fmt: skip
+    assert_rewrites(m)

@@ -5,8 +5,24 @@ import pytest
 from onnx_decomplex.rules import REGISTRY, rule, supported_ops
 
 EXPECTED = {
-    "Add", "Cast", "Constant", "Flatten", "Identity", "Mul", "Neg",
-    "Reshape", "Squeeze", "Sub", "Transpose", "Unsqueeze",
+    # arithmetic
+    "Add", "Sub", "Mul", "Div", "Neg", "Identity", "Sum", "Mean", "Pow", "Equal",
+    # unary
+    "Abs", "Exp", "Log", "Sqrt", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Tanh", "Asin",
+    "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Sigmoid", "Sign", "Reciprocal", "Round",
+    "IsNaN", "IsInf",
+    # cast, constant, shape
+    "Cast", "Constant", "ConstantOfShape", "Shape", "Size",
+    # layout and indexing
+    "Transpose", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Split", "Slice",
+    "Expand", "Tile", "Pad", "Where", "Compress", "ReverseSequence", "DepthToSpace",
+    "SpaceToDepth", "Trilu", "CumSum", "Gather", "GatherElements", "GatherND",
+    "ScatterElements", "ScatterND",
+    # reductions
+    "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+    "ReduceLogSum", "ReduceLogSumExp",
+    # linear algebra and transforms
+    "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "DFT", "STFT",
 }  # fmt: skip
 
 

@@ -1,0 +1,74 @@
+"""Helpers shared by rules: running an op on each part, and moving axes.
+
+Logical axes (those of the complex value) map to packed axes (those of the S + [2]
+tensor) unchanged when non-negative, and moved down by one when negative, so that
+they skip the trailing (re, im) axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def shift_axis(axis: int) -> int:
+    """Logical axis -> packed axis."""
+    return int(axis) if axis >= 0 else int(axis) - 1
+
+
+def shift_axes(axes: Iterable[int]) -> list[int]:
+    """Logical axes -> packed axes."""
+    return [shift_axis(a) for a in axes]
+
+
+def shift_axes_input(ctx, t):
+    """Axes given as a tensor -> packed axes: in numpy when constant, else
+    Where(axes < 0, axes - 1, axes)."""
+    value = ctx.constant(t)
+    if value is not None:
+        return np.where(value < 0, value - 1, value).astype(value.dtype)
+    one = np.array(1, np.int64)
+    return ctx.where(ctx.less(t, np.array(0, np.int64)), ctx.sub(t, one), t)
+
+
+def append_dim(ctx, shape_t, dim: int):
+    """A shape (or repeats) tensor with `dim` appended: in numpy when constant."""
+    value = ctx.constant(shape_t)
+    if value is not None:
+        return np.append(value.astype(np.int64), np.int64(dim))
+    return ctx.emit("Concat", [shape_t, np.array([dim], np.int64)], {"axis": 0})
+
+
+def set_outputs_packed(ctx, node, outs) -> None:
+    """Records the packed results of an op with one or more outputs."""
+    outs = outs if isinstance(outs, list) else [outs]
+    for y, out in zip(node.outputs, outs, strict=True):
+        ctx.set_packed(y, out)
+
+
+def on_parts(ctx, node, data: Iterable[int], why: str, attrs: dict | None = None) -> None:
+    """y = (op(re...), op(im...)): the op runs once on the real parts and once on the
+    imaginary parts of its data inputs (positions `data`; a real one counts as (r, 0)).
+    Every other input and attribute is passed as it is. Only ops that act on each
+    part alike (they move, select or linearly combine elements) may use this.
+    """
+    data = set(data)
+    dtype = ctx.real_dtype(node.outputs[0])
+    pairs = {
+        i: ctx.as_pair(t, dtype, full=True)
+        for i, t in enumerate(node.inputs)
+        if i in data and t.name
+    }
+    attrs = node.attrs if attrs is None else attrs
+    results = []
+    for part in (0, 1):
+        ins = [
+            pairs[i][part] if i in pairs else (t if t.name else None)
+            for i, t in enumerate(node.inputs)
+        ]
+        outs = ctx.emit(node.op, ins, attrs, outputs=len(node.outputs))
+        results.append(outs if isinstance(outs, list) else [outs])
+    for y, re, im in zip(node.outputs, *results, strict=True):
+        ctx.set_pair(y, re, im)
+    ctx.explain(f"applied to both parts ({why})")

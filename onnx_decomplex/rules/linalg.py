@@ -1,0 +1,211 @@
+"""Products that contract: MatMul, Gemm, Einsum, Conv, ConvTranspose.
+
+Each is bilinear, so with f the real op on parts:
+
+    f(z, w) -> (f(zr, wr) - f(zi, wi), f(zr, wi) + f(zi, wr))     # four products
+            or Gauss: t1 = f(zr, wr), t2 = f(zi, wi), t3 = f(zr + zi, wr + wi);
+               (t1 - t2, t3 - t1 - t2)                             # three products
+    f(z, r) -> (f(zr, r), f(zi, r))                                 # r real
+
+With a constant weight, one real product does it all (the block form):
+
+    MatMul(z, W)  -> Reshape(MatMul(Reshape(p, [..., 2K]), B), [..., N, 2])
+                     B = [[Wr, Wi], [-Wi, Wr]] interleaved, built in numpy
+    Conv(z, W)    -> Conv([zr; zi], [[Wr, -Wi], [Wi, Wr]]), halves = (re, im)
+    Einsum(z...)  -> one Einsum of the packed operands with the product tensor
+                     T[a1..an, c] of n complex factors (see cmath.mul_structure)
+
+`--mul-strategy` picks four or three products where both operands are runtime
+values; the default takes three for these ops.
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .. import cmath
+from .registry import rule
+
+
+def _bilinear(ctx, y, a, b, f, op: str):
+    """y = f(a, b) for f bilinear, with either operand complex or real."""
+    dtype = ctx.real_dtype(y)
+    if ctx.is_complex(a) and ctx.is_complex(b):
+        gauss = ctx.gauss(op)
+        ctx.set_pair(y, *cmath.bilinear(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), f, gauss))
+        ctx.explain(f"{'three' if gauss else 'four'} real {op}s on (re, im)")
+    elif ctx.is_complex(a):
+        re, im = ctx.pair(a, dtype)
+        r = ctx.real(b, dtype)
+        ctx.set_pair(y, f(re, r), f(im, r))
+        ctx.explain(f"two real {op}s: complex with real")
+    else:
+        re, im = ctx.pair(b, dtype)
+        r = ctx.real(a, dtype)
+        ctx.set_pair(y, f(r, re), f(r, im))
+        ctx.explain(f"two real {op}s: real with complex")
+
+
+def _matmul_block(ctx, y, x, w: np.ndarray) -> bool:
+    """x W with a constant W of rank 1 or 2, in one real MatMul. False if x's rank is unknown."""
+    rank = ctx.rank(x)
+    if rank is None or rank < 1 or w.ndim > 2 or ctx.prefers_pair(x):
+        return False
+    dtype = ctx.real_dtype(y)
+    keep = [0] * (rank - 1)
+    flat = ctx.emit("Reshape", [ctx.packed(x, dtype), np.array([*keep, -1], np.int64)])
+    big = cmath.interleaved_block(w.astype(ctx.dtype(y)))
+    out = ctx.emit("MatMul", [flat, big])
+    if w.ndim == 2:
+        out = ctx.emit("Reshape", [out, np.array([*keep, -1, 2], np.int64)])
+    ctx.set_packed(y, out)
+    ctx.explain(f"block form: one real MatMul with a {big.shape[0]}x{big.shape[1]} weight")
+    return True
+
+
+@rule("MatMul")
+def matmul(ctx, node):
+    a, b = node.inputs
+    y = node.outputs[0]
+    w = ctx.constant(b)
+    runtime_x = ctx.is_complex(a) and ctx.constant(a) is None
+    if w is not None and ctx.is_complex(b) and runtime_x and _matmul_block(ctx, y, a, w):
+        return
+    _bilinear(ctx, y, a, b, lambda p, q: ctx.emit("MatMul", [p, q]), "MatMul")
+
+
+def _gemm_c(ctx, node):
+    return node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
+
+
+@rule("Gemm")
+def gemm(ctx, node):
+    a, b = node.inputs[:2]
+    c = _gemm_c(ctx, node)
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    alpha = float(node.attrs.get("alpha", 1.0))
+    beta = float(node.attrs.get("beta", 1.0))
+    trans = {k: int(node.attrs.get(k, 0)) for k in ("transA", "transB")}
+
+    def f(p, q):
+        return ctx.emit("Gemm", [p, q], {**trans, "alpha": alpha})
+
+    _bilinear(ctx, y, a, b, f, "Gemm")
+    if c is None:
+        return
+    # alpha A B is done; beta C is added as a complex (or real) value.
+    re, im = ctx.pair(y)
+    cr, ci = ctx.as_pair(c, dtype)
+    scale = np.array(beta, dtype)
+    re = ctx.add(re, ctx.mul(cr, scale))
+    im = ctx.add(im, ctx.mul(ci, scale))
+    if not ctx.is_complex(c):
+        im = ctx.emit("Expand", [im, ctx.emit("Shape", [re])])
+    ctx.set_pair(y, re, im)
+    ctx.explain("plus beta C")
+
+
+def _einsum_terms(equation: str) -> tuple[list[str], str]:
+    """The operand terms and the explicit output term of an Einsum equation."""
+    equation = equation.replace(" ", "")
+    lhs, _, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if "->" not in equation:
+        letters = [ch for ch in lhs if ch.isalpha()]
+        once = sorted(ch for ch in set(letters) if letters.count(ch) == 1)
+        rhs = ("..." if "..." in lhs else "") + "".join(once)
+    return terms, rhs
+
+
+@rule("Einsum")
+def einsum(ctx, node):
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    terms, out = _einsum_terms(node.attrs["equation"])
+    used = set(node.attrs["equation"])
+    free = [ch for ch in string.ascii_letters if ch not in used]
+    ins, new_terms, packed_letters = [], [], []
+    for t, term in zip(node.inputs, terms, strict=True):
+        if ctx.is_complex(t):
+            letter = free.pop(0)
+            packed_letters.append(letter)
+            ins.append(ctx.packed(t, dtype))
+            new_terms.append(term + letter)
+        else:
+            ins.append(ctx.real(t, dtype))
+            new_terms.append(term)
+    c = free.pop(0)
+    if len(packed_letters) == 1:
+        # Linear in its one complex operand: the packed axis is carried through.
+        c = packed_letters[0]
+    else:
+        ins.append(cmath.mul_structure(len(packed_letters), dtype))
+        new_terms.append("".join(packed_letters) + c)
+    equation = ",".join(new_terms) + "->" + out + c
+    ctx.set_packed(y, ctx.emit("Einsum", ins, {"equation": equation}))
+    ctx.explain(f"one Einsum on packed operands: {equation}")
+
+
+def _conv(ctx, node, ins):
+    """The node's Conv or ConvTranspose on real inputs.
+
+    onnxruntime's CPU provider has no float64 convolution, so complex128 ones run
+    in float32 between two Casts (their error is that of float32; see the README).
+    """
+    if ctx.work_dtype != np.float64:
+        return ctx.emit(node.op, ins, node.attrs)
+    narrow = [ctx.cast(x, np.float32) for x in ins]
+    return ctx.cast(ctx.emit(node.op, narrow, node.attrs), np.float64)
+
+
+def _conv_inputs(node):
+    x, w = node.inputs[:2]
+    bias = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
+    return x, w, bias
+
+
+def _conv_block(ctx, node, y, x, w: np.ndarray, bias) -> bool:
+    """The block form for a constant complex weight; False when groups > 1."""
+    if int(node.attrs.get("group", 1)) != 1:
+        return False
+    dtype = ctx.real_dtype(y)
+    big = cmath.channel_block(w.astype(ctx.dtype(y)), transpose=node.op == "ConvTranspose")
+    xr, xi = ctx.as_pair(x, dtype, full=True)
+    stacked = ctx.emit("Concat", [xr, xi], {"axis": 1})
+    ins = [stacked, big]
+    if bias is not None:
+        br, bi = ctx.as_pair(bias, dtype, full=True)
+        ins.append(ctx.concat([br, bi], axis=0))
+    re, im = ctx.split_halves(_conv(ctx, node, ins), axis=1)
+    ctx.set_pair(y, re, im)
+    ctx.explain(f"block form: one {node.op} on [re; im] channels")
+    return True
+
+
+@rule("Conv", "ConvTranspose")
+def conv(ctx, node):
+    x, w, bias = _conv_inputs(node)
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    value = ctx.constant(w)
+    if value is not None and ctx.is_complex(w) and _conv_block(ctx, node, y, x, value, bias):
+        return
+
+    _bilinear(ctx, y, x, w, lambda p, q: _conv(ctx, node, [p, q]), node.op)
+    if bias is None:
+        return
+    rank = ctx.rank(x)
+    if rank is None:
+        raise ctx.fail("a complex Conv bias needs the input's rank to be known", x)
+    # The bias is per output channel: (C,) becomes (C, 1, ...) against (N, C, ...).
+    axes = list(range(1, rank - 1))
+    br, bi = ctx.as_pair(bias, dtype)
+    re, im = ctx.pair(y)
+    re = ctx.add(re, ctx.unsqueeze(br, axes))
+    if ctx.is_complex(bias):
+        im = ctx.add(im, ctx.unsqueeze(bi, axes))
+    ctx.set_pair(y, re, im)
+    ctx.explain("plus the bias")

@@ -1,0 +1,118 @@
+"""Reductions of complex values.
+
+    ReduceSum/ReduceMean(z)  -> the op on the packed tensor, axes moved
+    ReduceSumSquare(z)       -> ReduceSum(z^2)                 # z^2 complex, as numpy squares
+    ReduceL1(z)              -> (ReduceSum(|z|), 0)
+    ReduceL2(z)              -> sqrt(ReduceSum(z^2))           # the reference's own formula
+    ReduceLogSum(z)          -> log(ReduceSum(z))
+    ReduceLogSumExp(z)       -> log(ReduceSum(exp(z)))
+    ReduceProd(z)            -> ReduceProd(|z|) e^(i ReduceSum(arg z))
+
+ReduceProd is a true complex product: moduli multiply and angles add. Taking it
+channel-wise on the packed tensor would multiply real parts with real parts.
+
+ReduceL2 follows the reference evaluator (and the ONNX formula sqrt(sum(x^2))),
+which on complex input is not the norm sqrt(sum |z|^2); see the README.
+ReduceMax and ReduceMin are refused: complex numbers are not ordered.
+"""
+
+from __future__ import annotations
+
+from .. import cmath
+from .common import shift_axes, shift_axes_input
+from .registry import rule
+
+
+def _axes(ctx, node):
+    """('list', axes), ('none', None) or ('tensor', t): the node's axes, in either spelling."""
+    if "axes" in node.attrs:
+        return "list", [int(a) for a in node.attrs["axes"]]
+    if len(node.inputs) > 1 and node.inputs[1].name:
+        value = ctx.constant(node.inputs[1])
+        if value is None:
+            return "tensor", node.inputs[1]
+        return "list", [int(a) for a in value.reshape(-1)]
+    return "none", None
+
+
+def _reduce(ctx, node, op, x, shift: bool = False):
+    """Reduces `x` the way `node` reduces its input, with `op`; on packed x with `shift`."""
+    kind, axes = _axes(ctx, node)
+    keepdims = int(node.attrs.get("keepdims", 1))
+    noop = int(node.attrs.get("noop_with_empty_axes", 0))
+    if kind == "none" or (kind == "list" and not axes):
+        if noop:
+            return x
+        if shift:
+            # Every logical axis, which leaves the trailing (re, im) axis alone.
+            return ctx.reduce(op, x, list(range(ctx.rank(node.inputs[0]))), keepdims)
+        return ctx.reduce(op, x, None, keepdims)
+    if kind == "list":
+        return ctx.reduce(op, x, shift_axes(axes) if shift else axes, keepdims)
+    attrs = {"keepdims": keepdims, "noop_with_empty_axes": noop}
+    return ctx.emit(op, [x, shift_axes_input(ctx, axes) if shift else axes], attrs)
+
+
+def _reduce_parts(ctx, node, op, pair):
+    return tuple(_reduce(ctx, node, op, p) for p in pair)
+
+
+@rule("ReduceSum", "ReduceMean")
+def sum_mean(ctx, node):
+    x, y = node.inputs[0], node.outputs[0]
+    kind, axes = _axes(ctx, node)
+    all_axes = kind == "none" or (kind == "list" and not axes)
+    if ctx.prefers_pair(x) or (all_axes and ctx.rank(x) is None):
+        ctx.set_pair(y, *_reduce_parts(ctx, node, node.op, ctx.pair(x)))
+        ctx.explain("reduced each part")
+        return
+    ctx.set_packed(y, _reduce(ctx, node, node.op, ctx.packed(x), shift=True))
+    ctx.explain("reduced the packed tensor, axes moved")
+
+
+def _square_sum(ctx, node, pair):
+    return _reduce_parts(ctx, node, "ReduceSum", cmath.mul(ctx, pair, pair))
+
+
+@rule("ReduceSumSquare")
+def sum_square(ctx, node):
+    ctx.set_pair(node.outputs[0], *_square_sum(ctx, node, ctx.pair(node.inputs[0])))
+    ctx.explain("sum of complex squares")
+
+
+@rule("ReduceL2")
+def l2(ctx, node):
+    y = node.outputs[0]
+    s = _square_sum(ctx, node, ctx.pair(node.inputs[0]))
+    ctx.set_pair(y, *cmath.sqrt(ctx, s, ctx.real_dtype(y)))
+    ctx.explain("sqrt of the sum of complex squares, as the reference computes it")
+
+
+@rule("ReduceL1")
+def l1(ctx, node):
+    y = node.outputs[0]
+    re = _reduce(ctx, node, "ReduceSum", cmath.absolute(ctx, ctx.pair(node.inputs[0])))
+    ctx.set_pair(y, re, ctx.zeros_like(re, ctx.real_dtype(y)))
+    ctx.explain("sum of moduli, with a zero imaginary part")
+
+
+@rule("ReduceLogSum", "ReduceLogSumExp")
+def log_sum(ctx, node):
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    pair = ctx.pair(node.inputs[0])
+    if node.op == "ReduceLogSumExp":
+        pair = cmath.exp(ctx, pair)
+    ctx.set_pair(y, *cmath.log(ctx, _reduce_parts(ctx, node, "ReduceSum", pair), dtype))
+    ctx.explain(f"{node.op} on complex values")
+
+
+@rule("ReduceProd")
+def prod(ctx, node):
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    pair = ctx.pair(node.inputs[0])
+    modulus = _reduce(ctx, node, "ReduceProd", cmath.absolute(ctx, pair))
+    theta = _reduce(ctx, node, "ReduceSum", cmath.angle(ctx, pair, dtype))
+    ctx.set_pair(y, *cmath.mul_real(ctx, (ctx.cos(theta), ctx.sin(theta)), modulus))
+    ctx.explain("product of moduli times e^(i sum of angles)")

@@ -1,0 +1,41 @@
+"""DFT and STFT fed a native complex value.
+
+ONNX's DFT and STFT take their signal as a real tensor with a trailing axis of
+1 (real) or 2 (re, im), and return (re, im) in a trailing axis of 2: the packed
+layout. A complex signal z of shape S is passed as its packed tensor S + [2], and
+the result is read as a complex value of the output's shape without its last axis:
+
+    DFT(z, ...)   -> DFT(p, ...), its output packed     # axes count as in DFT's own input
+    STFT(z, ...)  -> STFT(p, ...), its output packed
+
+So a DFT of a complex value means what it would mean had the caller packed it. A
+one-sided transform needs a real signal, and is refused for a complex one.
+"""
+
+from __future__ import annotations
+
+from .registry import rule
+
+
+def _signal_complex(node, kinds):
+    dtype = kinds[0]
+    return [dtype] + [None] * (len(node.outputs) - 1)
+
+
+def _refuse(node, kinds):
+    if any(k is not None for k in kinds[1:]):
+        return "only the signal may be complex"
+    if int(node.attrs.get("onesided", 0)):
+        return "a one-sided transform needs a real signal"
+    return None
+
+
+@rule("DFT", "STFT", infer=_signal_complex, refuse=_refuse)
+def transform(ctx, node):
+    x, y = node.inputs[0], node.outputs[0]
+    rest = [t if t.name else None for t in node.inputs[1:]]
+    ctx.set_packed(y, ctx.emit(node.op, [ctx.packed(x), *rest], node.attrs))
+    # Shape inference on the original read the signal's last axis as (re, im); the
+    # logical shape is re-derived from the rewritten graph instead.
+    y.shape = None
+    ctx.explain(f"{node.op} of the packed signal; its output is the packed result")

@@ -1,0 +1,62 @@
+"""Reductions of complex values, axes as attributes (old opsets) or inputs (new)."""
+
+import numpy as np
+import pytest
+from helpers import assert_rewrites, init, op_types, single, vi
+
+OPS = [
+    "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+    "ReduceLogSum", "ReduceLogSumExp",
+]  # fmt: skip
+
+
+def _reduce(op, cdtype, opset, axes, keepdims, pair=False):
+    input_axes = opset >= (13 if op == "ReduceSum" else 18)
+    attrs = {"keepdims": keepdims}
+    inputs, inits = ["a"], []
+    if axes is not None and input_axes:
+        inputs, inits = ["a", "axes"], [init("axes", np.array(axes, np.int64))]
+    elif axes is not None:
+        attrs["axes"] = axes
+    return single(op, cdtype, opset, shape=(2, 3, 4), attrs=attrs, inputs=inputs, inits=inits,
+                  pair=pair)  # fmt: skip
+
+
+@pytest.mark.parametrize("pair", [False, True], ids=["packed", "pair"])
+@pytest.mark.parametrize("axes", [None, [1], [-1], [0, -1]])
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("op", OPS)
+def test_reduce(op, opset, cdtype, axes, keepdims, pair):
+    assert_rewrites(_reduce(op, cdtype, opset, axes, keepdims, pair))
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean"])
+def test_sum_and_mean_are_one_node_on_the_packed_tensor(op, cdtype):
+    out = assert_rewrites(_reduce(op, cdtype, 18, [0, -1], 0))
+    assert op_types(out) == [op]
+
+
+def test_prod_is_a_complex_product(cdtype):
+    # Channel-wise it would be prod(re) + i prod(im); here (1+i)(1-i)(2i) = 4i.
+    z = np.array([1 + 1j, 1 - 1j, 2j], cdtype).reshape(1, 3, 1)
+    feeds = {"a": np.tile(z, (2, 1, 4))}
+    assert_rewrites(_reduce("ReduceProd", cdtype, 18, [1], 0), feeds=feeds)
+
+
+def test_runtime_axes(cdtype):
+    m = single(
+        "ReduceSum", cdtype, 18, shape=(2, 3, 4), inputs=["a", "ax"],
+        extra=[vi("ax", np.int64, [1])],
+    )  # fmt: skip
+    # Only the rank is known (keepdims); a graph output needs at least that.
+    m.graph.output[0].CopyFrom(vi("y", cdtype, ["d0", "d1", "d2"]))
+    feeds = {"a": np.ones((2, 3, 4), cdtype) * (1 + 2j), "ax": np.array([-2], np.int64)}
+    assert_rewrites(m, feeds=feeds)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_ordering_reductions_are_refused(op):
+    from onnx_decomplex import UnsupportedError, decomplex
+
+    with pytest.raises(UnsupportedError, match="complex numbers are not ordered"):
+        decomplex(single(op, np.complex64))

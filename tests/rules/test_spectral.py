@@ -1,0 +1,64 @@
+"""DFT and STFT fed a native complex signal."""
+
+import numpy as np
+import pytest
+from helpers import assert_rewrites, crandn, init, make_model, single, vi
+from onnx import helper
+
+from onnx_decomplex import UnsupportedError, decomplex
+from onnx_decomplex.validate import run_reference
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("inverse", [0, 1])
+@pytest.mark.parametrize("axis", [1, 2])
+def test_dft_of_a_complex_signal(cdtype, opset, inverse, axis):
+    attrs = {"inverse": inverse}
+    inputs, inits = ["a"], []
+    if opset >= 20:
+        inputs, inits = ["a", "", "ax"], [init("ax", np.array(axis, np.int64))]
+    else:
+        attrs["axis"] = axis
+    m = single("DFT", cdtype, opset, shape=(2, 8, 4), attrs=attrs, inputs=inputs, inits=inits)
+    assert_rewrites(m)
+
+
+def test_dft_meaning_is_numpy_fft(cdtype):
+    # The packed signal's DFT is numpy's FFT of the complex signal.
+    m = single("DFT", cdtype, 17, shape=(2, 8), attrs={"axis": 1})
+    z = crandn(np.random.default_rng(0), (2, 8), cdtype)
+    (ref,) = run_reference(m, {"a": z})
+    np.testing.assert_allclose(ref, np.fft.fft(z, axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_dft_then_complex_math(cdtype):
+    # A filter in the frequency domain: DFT, multiply by a complex table, inverse DFT.
+    table = crandn(np.random.default_rng(1), (8,), cdtype)
+    m = make_model(
+        [
+            helper.make_node("DFT", ["a"], ["f"], axis=1),
+            helper.make_node("Mul", ["f", "h"], ["g"]),
+            helper.make_node("DFT", ["g"], ["y"], axis=1, inverse=1),
+        ],
+        [vi("a", cdtype, [2, 8])],
+        [vi("y", cdtype, None)],
+        [init("h", table)],
+        opset=17,
+    )
+    assert_rewrites(m)
+
+
+def test_stft_of_a_complex_signal(cdtype):
+    real = np.float32 if cdtype == np.complex64 else np.float64
+    m = single(
+        "STFT", cdtype, 17, shape=(1, 32), inputs=["a", "step", "win"],
+        inits=[init("step", np.array(8, np.int64)), init("win", np.hanning(16).astype(real))],
+        attrs={"onesided": 0},
+    )  # fmt: skip
+    assert_rewrites(m)
+
+
+def test_onesided_dft_of_a_complex_signal_is_refused():
+    m = single("DFT", np.complex64, 17, shape=(2, 8), attrs={"axis": 1, "onesided": 1})
+    with pytest.raises(UnsupportedError, match="one-sided transform needs a real signal"):
+        decomplex(m)
