@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-slow lint format fixtures clean
+.PHONY: run test test-slow lint format fixtures coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,9 @@ format: $(STAMP)
 ## fixtures: regenerate the committed fixture models
 fixtures: $(STAMP)
 	$(BIN)/python fixtures/make_fixtures.py
+
+coverage: $(STAMP)
+	$(BIN)/python -m onnx_decomplex.coverage README.md
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis *.egg-info

@@ -193,13 +193,20 @@ def cosh_by_exp(ops, x):
 
 
 def atan_refined(ops, x, atan32):
-    """atan x in float64 from a float32 start y0 = atan32(x) and one Newton step on
-    tan y = x: y1 = y0 - cos y0 (sin y0 - x cos y0), which squares the error
-    (1e-7 -> 1e-14).
+    """atan x in float64 from a float32 start y0 = atan32(t) and one Newton step on
+    tan y = t: y1 = y0 - cos y0 (sin y0 - t cos y0), which squares the error. The
+    step is taken on |t| <= 1 (t = x, or 1/x with atan x = +-pi/2 - atan(1/x)),
+    where its error stays near 1e-16.
     """
-    y0 = ops.cast(atan32(ops.cast(x, np.float32)), np.float64)
+    one = np.asarray(1, np.float64)
+    big = ops.less(one, ops.abs(x))
+    t = ops.where(big, ops.div(one, ops.where(big, x, one)), x)
+    y0 = ops.cast(atan32(ops.cast(t, np.float32)), np.float64)
     c = ops.cos(y0)
-    return ops.sub(y0, ops.mul(c, ops.sub(ops.sin(y0), ops.mul(x, c))))
+    y = ops.sub(y0, ops.mul(c, ops.sub(ops.sin(y0), ops.mul(t, c))))
+    half_pi = ops.where(ops.less(x, np.asarray(0, np.float64)), _c(-np.pi / 2, np.float64),
+                        _c(np.pi / 2, np.float64))  # fmt: skip
+    return ops.where(big, ops.sub(half_pi, y), y)
 
 
 def exp(ops, a):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
+import onnx.inliner
 import onnx_graphsurgeon as gs
 
 from .analyze import analyze

@@ -3,11 +3,12 @@
 import numpy as np
 import onnx_graphsurgeon as gs
 import pytest
-from helpers import init, make_model, vi
+from helpers import assert_rewrites, init, make_model, op_types, vi
 from onnx import TensorProto, helper
 
 from onnx_decomplex import UnsupportedError, decomplex
 from onnx_decomplex.analyze import analyze
+from onnx_decomplex.rules import refused
 
 
 def test_sources_and_propagation_ignore_value_info_labels():
@@ -78,5 +79,78 @@ def test_model_without_complex_is_returned_unchanged():
         [vi("x", np.float32, [2])],
         [vi("y", np.float32, [2])],
     )
+    out, report = decomplex(m)
+    assert out is m and not report.has_complex
+
+
+@pytest.mark.parametrize("op", sorted(refused.NO_MEANING))
+def test_every_op_without_meaning_is_refused_with_its_reason(op):
+    m = make_model(
+        [
+            helper.make_node("Mul", ["a", "a"], ["sq"], name="square"),
+            helper.make_node(op, ["sq"], ["y"], name="bad"),
+        ],
+        [vi("a", np.complex64, [3])],
+        [vi("y", np.complex64, [3])],
+    )
+    with pytest.raises(UnsupportedError) as info:
+        decomplex(m)
+    (u,) = info.value.nodes
+    assert (u.node, u.op_type, u.tensor, u.reason) == ("bad", op, "sq", refused.NO_MEANING[op])
+    assert u.path == ("a", "square", "sq")
+    assert "path a -> square -> sq" in str(info.value)
+
+
+def test_op_with_no_rule_is_refused_as_such():
+    m = make_model(
+        [helper.make_node("LpNormalization", ["a"], ["y"], name="norm")],
+        [vi("a", np.complex64, [3])],
+        [vi("y", np.complex64, [3])],
+    )
+    with pytest.raises(UnsupportedError, match="'norm' \\(LpNormalization, .*no complex rule"):
+        decomplex(m)
+
+
+def test_a_long_path_is_cut_to_its_last_hops():
+    nodes = [helper.make_node("Neg", ["a"], ["t0"], name="n0")]
+    nodes += [
+        helper.make_node("Neg", [f"t{i}"], [f"t{i + 1}"], name=f"n{i + 1}") for i in range(20)
+    ]
+    nodes.append(helper.make_node("Relu", ["t20"], ["y"], name="bad"))
+    m = make_model(nodes, [vi("a", np.complex64, [3])], [vi("y", np.complex64, [3])])
+    with pytest.raises(UnsupportedError) as info:
+        decomplex(m)
+    path = info.value.nodes[0].path
+    assert path[0] == "..." and path[-1] == "t20" and len(path) <= 18
+
+
+def _function_model(with_complex: bool):
+    """A model-local function `twice(x) = x + x`, called on a complex or a real value."""
+    twice = helper.make_function(
+        "local", "twice", ["x"], ["y"], [helper.make_node("Add", ["x", "x"], ["y"])],
+        [helper.make_opsetid("", 18)],
+    )  # fmt: skip
+    dtype = np.complex64 if with_complex else np.float32
+    m = make_model(
+        [
+            helper.make_node("twice", ["a"], ["t"], domain="local", name="call"),
+            helper.make_node("Mul", ["t", "a"], ["y"]),
+        ],
+        [vi("a", dtype, [3])],
+        [vi("y", dtype, [3])],
+    )
+    m.opset_import.append(helper.make_opsetid("local", 1))
+    m.functions.append(twice)
+    return m
+
+
+def test_local_functions_taking_complex_values_are_inlined():
+    m = _function_model(with_complex=True)
+    out = assert_rewrites(m)
+    assert not out.functions and "twice" not in op_types(out)
+
+
+def test_local_functions_on_real_values_are_kept():
+    m = _function_model(with_complex=False)
     out, report = decomplex(m)
     assert out is m and not report.has_complex

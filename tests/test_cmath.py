@@ -28,6 +28,21 @@ def parts(z):
         (cmath.add_real, (parts(A), R), A + R),
         (cmath.sub_real, (parts(A), R), A - R),
         (cmath.rsub_real, (R, parts(A)), R - A),
+        (cmath.div, (parts(A), parts(B)), A / B),
+        (cmath.div_real, (parts(A), R), A / R),
+        (cmath.rdiv_real, (R, parts(B)), R / B),
+        (cmath.reciprocal, (parts(A),), 1 / A),
+        (cmath.conj, (parts(A),), np.conj(A)),
+        (cmath.exp, (parts(A),), np.exp(A)),
+        (cmath.sin, (parts(A),), np.sin(A)),
+        (cmath.cos, (parts(A),), np.cos(A)),
+        (cmath.tan, (parts(A),), np.tan(A)),
+        (cmath.sinh, (parts(A),), np.sinh(A)),
+        (cmath.cosh, (parts(A),), np.cosh(A)),
+        (cmath.tanh, (parts(A),), np.tanh(A)),
+        (cmath.mul_i, (parts(A),), 1j * A),
+        (cmath.mul_neg_i, (parts(A),), -1j * A),
+        (lambda ops, a, b: cmath.mul(ops, a, b, gauss=True), (parts(A), parts(B)), A * B),
     ],
 )
 def test_formula_matches_numpy(helper, args, expected):
@@ -57,3 +72,71 @@ def test_pack_of_a_0d_array():
     z = np.array(1 - 2j, np.complex64)
     np.testing.assert_array_equal(cmath.pack(z), [1.0, -2.0])
     assert np.shares_memory(cmath.pack(z), z)
+
+
+F64 = np.float64
+EDGES = np.array([0, 1, -1, 1j, -1j, -2, 2j, -3 + 1e-9j, -3 - 1e-9j, 1e-9 - 2j, 0.3 + 0.4j])
+
+
+@pytest.mark.parametrize(
+    "helper, fn",
+    [
+        (cmath.log, np.log),
+        (cmath.sqrt, np.sqrt),
+        (cmath.asin, np.arcsin),
+        (cmath.acos, np.arccos),
+        (cmath.atan, np.arctan),
+        (cmath.asinh, np.arcsinh),
+        (cmath.acosh, np.arccosh),
+        (cmath.atanh, np.arctanh),
+        (cmath.sign, np.sign),
+        (cmath.sigmoid, lambda z: 1 / (1 + np.exp(-z))),
+    ],
+)
+def test_function_matches_numpy(helper, fn):
+    z = np.concatenate([A, B])
+    re, im = helper(NUMPY, parts(z), F64)
+    np.testing.assert_allclose(re + 1j * im, fn(z), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("helper, fn", [(cmath.sqrt, np.sqrt), (cmath.log, np.log)])
+def test_branches_at_the_axes_match_numpy(helper, fn):
+    z = EDGES[EDGES != 0] if helper is cmath.log else EDGES
+    re, im = helper(NUMPY, parts(z), F64)
+    np.testing.assert_allclose(re + 1j * im, fn(z), rtol=1e-12, atol=1e-12)
+
+
+def test_angle_is_atan2():
+    z = np.concatenate([A, B, EDGES, [-1 + 0j, 0j]])
+    np.testing.assert_allclose(cmath.angle(NUMPY, parts(z), F64), np.angle(z), atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 8, 13, -1, -4])
+def test_integer_power(n):
+    re, im = cmath.pow_int(NUMPY, parts(A), n, F64)
+    np.testing.assert_allclose(re + 1j * im, A**n, rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [0.5, -1.5, 2.25])
+def test_real_power(p):
+    re, im = cmath.pow_real(NUMPY, parts(A), np.float64(p), F64)
+    np.testing.assert_allclose(re + 1j * im, A**p, rtol=1e-12)
+
+
+def test_double_helpers_for_missing_float64_kernels():
+    x = np.linspace(-30, 30, 101)
+    np.testing.assert_allclose(cmath.sinh_by_exp(NUMPY, x), np.sinh(x), rtol=1e-14)
+    np.testing.assert_allclose(cmath.cosh_by_exp(NUMPY, x), np.cosh(x), rtol=1e-14)
+    t = np.concatenate([x, [1e-9, -1e9]])
+    np.testing.assert_allclose(cmath.atan_refined(NUMPY, t, np.arctan), np.arctan(t), rtol=1e-14)
+
+
+def test_block_weights():
+    w = A.reshape(5, 1) * B.reshape(1, 5)
+    x = np.stack([A, B])
+    big = cmath.interleaved_block(w)
+    y = (cmath.pack(x).reshape(2, -1) @ big).reshape(2, 5, 2)
+    np.testing.assert_allclose(cmath.unpack(y), x @ w, rtol=1e-12)
+    t = cmath.mul_structure(3, F64)
+    prod = np.einsum("a,b,c,abcz->z", cmath.pack(A[0]), cmath.pack(A[1]), cmath.pack(A[2]), t)
+    np.testing.assert_allclose(cmath.unpack(prod), A[0] * A[1] * A[2], rtol=1e-12)
