@@ -244,7 +244,7 @@ class Dag:
             self.emit("Pow", [a, p], shape)
         elif op == "abs_cast":
             # A real value from |z|, cast back to complex: the real/complex boundary.
-            mag, back = self.name("abs"), self.name("back")
+            mag = self.name("abs")
             self.nodes.append(helper.make_node("Abs", [a], [mag]))
             self.emit("Cast", [mag], shape, to=onnx_of(self.dtype))
         elif op == "gather":
