@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-slow lint format fixtures coverage clean
+.PHONY: run test test-slow lint format fixtures fixtures-jax coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,3 +42,9 @@ coverage: $(STAMP)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis *.egg-info
+
+# Regenerates fixtures/jax2onnx/ with the real exporter, in its own environment.
+fixtures-jax:
+	python3 -m venv .venv-jax
+	.venv-jax/bin/pip install -q 'jax2onnx==0.17.1' jax jaxlib
+	cd fixtures/jax2onnx && ../../.venv-jax/bin/python make_jax2onnx.py

@@ -11,7 +11,7 @@ import onnx.inliner
 import onnx_graphsurgeon as gs
 
 from .analyze import analyze
-from .check import check, find_complex, type_is_complex
+from .check import check, find_complex
 from .errors import DecomplexError, UnsupportedError
 from .load import load_model
 from .report import Report, op_histogram
@@ -125,7 +125,7 @@ def decomplex(
     ctx = rewrite(graph, analysis, opset, mul_strategy)
     tidy(graph)
     out = gs.export_onnx(graph, do_type_check=False)
-    _keep_model_fields(model, out, set(analysis.complex))
+    _keep_model_fields(model, out)
     _fill_output_shapes(out)
     out = check(out)
 
@@ -149,9 +149,13 @@ def _fill_output_shapes(model: onnx.ModelProto) -> None:
             o.type.tensor_type.shape.CopyFrom(v.type.tensor_type.shape)
 
 
-def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto, complex_names: set[str]) -> None:
-    """Carries over what the graph export does not: versions, metadata and the
-    original value_info (minus complex labels, which shape inference re-derives)."""
+def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
+    """Carries over what the graph export does not: versions, metadata, functions.
+
+    value_info is dropped: complex labels are gone, and exporters that lower
+    complex values themselves leave real labels with the wrong shapes. The check
+    re-derives every label by shape inference.
+    """
     dst.ir_version = src.ir_version
     del dst.opset_import[:]
     dst.opset_import.extend(src.opset_import)
@@ -161,14 +165,7 @@ def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto, complex_names
     dst.metadata_props.extend(src.metadata_props)
     if not dst.functions and src.functions:
         dst.functions.extend(src.functions)
-    present = {t for n in dst.graph.node for t in (*n.input, *n.output)}
-    keep = [
-        v
-        for v in src.graph.value_info
-        if v.name in present and v.name not in complex_names and not type_is_complex(v.type)
-    ]
     del dst.graph.value_info[:]
-    dst.graph.value_info.extend(keep)
 
 
 @dataclass
