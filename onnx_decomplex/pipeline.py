@@ -218,10 +218,16 @@ def convert_file(
         written = save_model(out, dst, external_data)
         result = None
         if check_numerics:
-            feeds = load_inputs(str(inputs_file), model) if inputs_file else None
-            result = validate(
-                model, out, feeds, input_shapes=input_shapes, seed=seed, atol=atol, rtol=rtol
-            )
+            try:
+                feeds = load_inputs(str(inputs_file), model) if inputs_file else None
+                result = validate(
+                    model, out, feeds, input_shapes=input_shapes, seed=seed, atol=atol, rtol=rtol
+                )
+            except DecomplexError as e:
+                # Validation could not run at all: nothing is left behind.
+                for path in written:
+                    path.unlink(missing_ok=True)
+                raise DecomplexError(f"{e} (--no-validate writes it unchecked)") from None
         return FileResult(report, result, written)
     except DecomplexError as e:
         raise e.at_file(str(src)) from None

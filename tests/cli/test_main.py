@@ -273,3 +273,16 @@ def test_console_script_installed(work):
     )
     assert proc.returncode == 0, proc.stderr
     assert "PASSED y" in proc.stdout
+
+
+def test_unvalidatable_model_leaves_nothing_unless_asked(work):
+    # The reference evaluator cannot run a half-lowered export: without validation
+    # there is no output, unless --no-validate asks for it unchecked.
+    src, out = work
+    model = src / "t.onnx"
+    shutil.copy(FIXTURES / "jax2onnx" / "complex_table.onnx", model)
+    result = invoke(model, out / "t.onnx")
+    assert result.exit_code == EXIT_ERROR
+    assert "--no-validate" in result.stderr and list(out.iterdir()) == []
+    result = invoke(model, out / "t.onnx", "--no-validate")
+    assert result.exit_code == 0 and (out / "t.onnx").exists()
