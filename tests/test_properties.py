@@ -124,7 +124,12 @@ def _check(model):
     assert_rewrites(model, atol=1e-4, rtol=1e-3)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(chains())
 def test_random_chains_validate(model):
     _check(model)
@@ -199,7 +204,10 @@ class Dag:
         if op == "binary":
             b, bshape = self.pick(lambda s: _broadcasts(s, shape))
             out_shape = list(np.broadcast_shapes(tuple(shape), tuple(bshape)))
-            self.emit(draw(st.sampled_from(BINARY)), [a, b], out_shape)
+            kind = draw(st.sampled_from(BINARY))
+            if kind == "Sub" and b == a:
+                kind = "Add"  # a - a is exactly 0: a divisor whose 0/0 is not a meaning
+            self.emit(kind, [a, b], out_shape)
         elif op == "unary":
             self.emit(draw(st.sampled_from(UNARY)), [a], shape)
         elif op == "reduce":
@@ -281,7 +289,13 @@ def _check_dag(model):
     assert_rewrites(model, atol=1e-3, rtol=1e-3)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Fixed examples in the default suite, so that CI is reproducible; the slow run explores.
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(dags())
 def test_random_dags_validate(model):
     _check_dag(model)

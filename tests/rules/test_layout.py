@@ -299,3 +299,19 @@ def test_cumsum(opset, cdtype, axis, flags, pair):
     m = single("CumSum", cdtype, opset, shape=(3, 4), inputs=["a", "ax"], attrs=flags,
                inits=[init("ax", np.array(axis, np.int64))], pair=pair)  # fmt: skip
     assert_rewrites(m)
+
+
+@pytest.mark.parametrize(
+    "op, attrs, inputs, inits",
+    [
+        ("Split", {"axis": -1, "num_outputs": 2}, ["a"], []),
+        ("Unsqueeze", {}, ["a", "ax"], [init("ax", np.array([-1], np.int64))]),
+        ("Pad", {}, ["a", "p"], [init("p", np.array([0, 1, 0, 1], np.int64))]),
+        ("ReduceMean", {"keepdims": 0}, ["a", "ax"], [init("ax", np.array([-1], np.int64))]),
+        ("Transpose", {"perm": [1, 0]}, ["a"], []),
+    ],
+)
+def test_opset_23(cdtype, op, attrs, inputs, inits):
+    n_out = 2 if op == "Split" else 1
+    m = single(op, cdtype, 23, shape=(2, 4), attrs=attrs, inputs=inputs, inits=inits, n_out=n_out)
+    assert_rewrites(m)
