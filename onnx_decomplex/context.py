@@ -298,8 +298,9 @@ class Context:
     def gauss(self, op: str) -> bool:
         """Whether products of two runtime complex operands of `op` use three products.
 
-        "auto" keeps four for elementwise Mul, where an add costs as much as a
-        multiply, and takes three where a product is a contraction.
+        "auto" takes three where a product is a contraction, which saves a whole
+        real product, and keeps four for elementwise Mul, where three save little
+        time and lose accuracy (Gauss's form subtracts products of sums).
         """
         if self.mul_strategy == "auto":
             return op != "Mul"
