@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from .dtypes import is_complex_np
+from .dtypes import is_complex_np, promote
 from .errors import Unsupported
 from .rules import refused, registry
 
@@ -41,6 +41,7 @@ class Analysis:
     nodes: list[gs.Node] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     came_from: dict[str, tuple[str, str]] = field(default_factory=dict)
+    branches: dict[str, list[tuple[gs.Graph, Analysis]]] = field(default_factory=dict)
 
     def path(self, tensor: str, limit: int = 8) -> tuple[str, ...]:
         """Tensor and node names from a complex source to `tensor`, last `limit` hops."""
@@ -68,7 +69,7 @@ def _is_complex_tensor(t: gs.Tensor) -> bool:
 
 
 def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> list[Unsupported]:
-    """Control-flow bodies that hold or capture complex values: not rewritten yet."""
+    """Loop and Scan bodies that hold or capture complex values: not rewritten yet."""
     found = []
     for sub in node.subgraphs(recursive=True):
         for name, t in sub.tensors().items():
@@ -78,24 +79,60 @@ def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> 
             if dtype is not None:
                 found.append(
                     Unsupported(
-                        node.name, node.op, name, str(dtype), "complex value inside a subgraph"
+                        node.name, node.op, name, str(dtype), "complex value inside a loop body"
                     )
                 )
                 break
     return found
 
 
-def analyze(graph: gs.Graph) -> Analysis:
+def _branches(node: gs.Node, a: Analysis) -> list[Unsupported] | None:
+    """Analyzes the branches of an `If` that captures or returns complex values.
+
+    Returns None when nothing complex touches the node; else the refusals found in
+    its branches (empty when it can be rewritten). Its outputs' kinds are recorded.
+    """
+    graphs = [node.attrs["then_branch"], node.attrs["else_branch"]]
+    subs = []
+    for g in graphs:
+        g.toposort()
+        subs.append((g, analyze(g, outer=a.complex)))
+    captured = any(t.name in a.complex for g, _ in subs for n in g.nodes for t in n.inputs)
+    kinds = [[sa.complex.get(t.name) for t in g.outputs] for g, sa in subs]
+    if not captured and not any(k for ks in kinds for k in ks):
+        return None
+    found = [u for _, sa in subs for u in sa.unsupported]
+    for out, k_then, k_else in zip(node.outputs, *kinds, strict=True):
+        if (k_then is None) != (k_else is None):
+            found.append(
+                Unsupported(
+                    node.name,
+                    node.op,
+                    out.name,
+                    str(k_then or k_else),
+                    "one branch returns a complex value, the other a real one",
+                )  # fmt: skip
+            )
+        elif k_then is not None:
+            a.complex[out.name] = promote(k_then, k_else)
+    a.branches[node.name] = subs
+    return found
+
+
+def analyze(graph: gs.Graph, outer: dict[str, np.dtype] | None = None) -> Analysis:
     """Propagates complex types through `graph`, which must be topologically sorted.
 
     Args:
-        graph: The imported model graph.
+        graph: The imported model graph, or an `If` branch.
+        outer: For a branch, the complex values of the enclosing graphs, which the
+            branch may capture by name.
 
     Returns:
         The complex values, their sources, the nodes to rewrite and the nodes that
         cannot be rewritten (all of them, so one error can list every one).
     """
     a = Analysis()
+    a.complex.update(outer or {})
     for t in graph.inputs:
         if _is_complex_tensor(t):
             a.complex[t.name] = np.dtype(t.dtype)
@@ -124,6 +161,15 @@ def analyze(graph: gs.Graph) -> Analysis:
             for out in node.outputs:
                 a.complex[out.name] = kinds[first]
                 a.came_from[out.name] = (node.name, src)
+            continue
+        if node.op == "If" and (node.domain or "") in ("", "ai.onnx"):
+            found = _branches(node, a)
+            if found is None:
+                continue
+            if found:
+                a.unsupported.extend(found)
+            else:
+                a.nodes.append(node)
             continue
         if r is None:
             a.unsupported.extend(_subgraph_unsupported(node, a.complex))

@@ -69,6 +69,27 @@ class Context:
         self._alias: dict[str, str] = {}
         self._casts: dict[tuple[str, str], gs.Tensor] = {}
         self._names: set[str] = set(graph.tensors().keys()) | {n.name for n in graph.nodes}
+        self.kept: set[int] = set()
+
+    def child(self, graph: gs.Graph, analysis: Analysis) -> Context:
+        """A context for a branch of `graph`: it sees every form made so far, and
+        what it makes stays in the branch. Names stay unique across both."""
+        ctx = Context(graph, analysis, self.opset, self.mul_strategy)
+        ctx._names = self._names
+        ctx._names.update(graph.tensors().keys())
+        for mine, theirs in (
+            (self._packed, ctx._packed),
+            (self._pair, ctx._pair),
+            (self._const, ctx._const),
+            (self._alias, ctx._alias),
+            (self._casts, ctx._casts),
+        ):
+            theirs.update(mine)
+        return ctx
+
+    def keep(self, node: gs.Node) -> None:
+        """Keeps the running node in the graph (its rule changed it in place)."""
+        self.kept.add(id(node))
 
     # ---- names -------------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ from .context import Context
 from .dtypes import real_of
 from .rules import registry
 
+__all__ = ["rewrite", "rewrite_branch"]
+
 
 def _packed_shape(t: gs.Tensor) -> list | None:
     return None if t.shape is None else [*t.shape, 2]
@@ -30,8 +32,6 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str =
         The context, which holds the explanations and counts of what was done.
     """
     ctx = Context(graph, analysis, opset, mul_strategy)
-    tensors = graph.tensors()
-
     inputs = []
     for t in graph.inputs:
         if ctx.is_complex(t):
@@ -40,28 +40,58 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str =
             inputs.append(packed)
         else:
             inputs.append(t)
+    _rewrite_nodes(ctx, graph, analysis)
+    graph.outputs = _bind_outputs(ctx, graph.outputs, {id(t) for t in inputs})
+    graph.inputs = inputs
+    return ctx
+
+
+def rewrite_branch(parent: Context, graph: gs.Graph, analysis: Analysis) -> None:
+    """Rewrites an `If` branch in place, with the forms its enclosing graph has made.
+
+    Captured complex values keep their forms (a conversion the branch needs is made
+    inside it); complex branch outputs become packed tensors, as If outputs must be
+    the same in both branches.
+    """
+    ctx = parent.child(graph, analysis)
+    _rewrite_nodes(ctx, graph, analysis)
+    graph.outputs = _bind_outputs(ctx, graph.outputs, set())
+    parent.explanations.extend(ctx.explanations)
+    parent.emitted += ctx.emitted
+
+
+def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
+    tensors = graph.tensors()
     for name in analysis.initializers:
         ctx.set_constant(tensors[name], tensors[name].values)
-
     for node in analysis.nodes:
         ctx.node = node
         registry.get(node.op, node.domain or "").fn(ctx, node)
     ctx.node = None
+    rewritten = {id(n) for n in analysis.nodes if id(n) not in ctx.kept}
+    for node in analysis.nodes:
+        if id(node) in rewritten:
+            node.inputs.clear()
+            node.outputs.clear()
+    graph.nodes = [n for n in graph.nodes if id(n) not in rewritten]
 
-    claimed = {id(t) for t in inputs}
-    outputs = []
-    for t in graph.outputs:
+
+def _bind_outputs(ctx: Context, outputs: list[gs.Tensor], claimed: set[int]) -> list[gs.Tensor]:
+    """The graph outputs after the rewrite: complex ones packed, under their names."""
+    bound = []
+    for t in outputs:
         if not ctx.is_complex(t):
-            outputs.append(t)
+            bound.append(t)
             continue
         packed = ctx.packed(t)
         if packed.name == t.name and id(packed) in claimed:
             # A graph input that is also an output, as in the original.
-            outputs.append(packed)
+            bound.append(packed)
             continue
-        # Rename the tensor that already holds the result, unless it is also an input,
-        # a constant or another output: those need an Identity to carry the name.
-        if isinstance(packed, gs.Variable) and packed.inputs and id(packed) not in claimed:
+        # Rename the tensor that already holds the result, unless it is an input, a
+        # constant, another output or made outside this graph: those need an Identity.
+        made_here = packed.inputs and id(packed.inputs[0]) in {id(n) for n in ctx.graph.nodes}
+        if isinstance(packed, gs.Variable) and made_here and id(packed) not in claimed:
             packed.name = t.name
         else:
             out = gs.Variable(t.name)
@@ -70,13 +100,5 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str =
         packed.dtype = real_of(ctx.dtype(t))
         packed.shape = _packed_shape(t)
         claimed.add(id(packed))
-        outputs.append(packed)
-
-    rewritten = {id(n) for n in analysis.nodes}
-    for node in analysis.nodes:
-        node.inputs.clear()
-        node.outputs.clear()
-    graph.nodes = [n for n in graph.nodes if id(n) not in rewritten]
-    graph.inputs = inputs
-    graph.outputs = outputs
-    return ctx
+        bound.append(packed)
+    return bound

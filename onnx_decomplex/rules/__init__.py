@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (imported to register)
     arithmetic,
     cast,
     constant,
+    control_flow,
     indexing,
     layout,
     linalg,
