@@ -72,3 +72,12 @@ def on_parts(ctx, node, data: Iterable[int], why: str, attrs: dict | None = None
     for y, re, im in zip(node.outputs, *results, strict=True):
         ctx.set_pair(y, re, im)
     ctx.explain(f"applied to both parts ({why})")
+
+
+def parts_if_paired(ctx, node, data: list[int]) -> bool:
+    """Runs the op on each part when a data input exists only as a pair, which saves
+    a pack and an unpack. Returns whether it did."""
+    if not ctx.prefers_pair(*[node.inputs[i] for i in data if i < len(node.inputs)]):
+        return False
+    on_parts(ctx, node, data, "pair form")
+    return True

@@ -21,7 +21,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from ..dtypes import is_complex_np
-from .common import on_parts, shift_axis
+from .common import on_parts, parts_if_paired, shift_axis
 from .registry import complex_like_inputs, rule
 
 
@@ -74,8 +74,7 @@ def gather(ctx, node):
         ctx.emit("Gather", [ctx.packed(x), idx], node.attrs, outputs=[node.outputs[0]])
         ctx.explain("packed access: the index picks real or imaginary parts")
         return
-    if ctx.prefers_pair(x):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     axis = shift_axis(node.attrs.get("axis", 0))
     ctx.set_packed(node.outputs[0], ctx.emit("Gather", [ctx.packed(x), idx], {"axis": axis}))
@@ -85,8 +84,7 @@ def gather(ctx, node):
 @rule("GatherND", refuse=_index_inputs_are_real)
 def gather_nd(ctx, node):
     x, idx = node.inputs
-    if ctx.prefers_pair(x):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     ctx.set_packed(node.outputs[0], ctx.emit("GatherND", [ctx.packed(x), idx], node.attrs))
     ctx.explain("on the packed tensor: each index tuple selects whole complex elements")
@@ -95,8 +93,7 @@ def gather_nd(ctx, node):
 @rule("ScatterND", infer=complex_like_inputs, refuse=_scatter_refusal)
 def scatter_nd(ctx, node):
     data, idx, updates = node.inputs
-    if ctx.prefers_pair(data, updates):
-        on_parts(ctx, node, [0, 2], "pair form")
+    if parts_if_paired(ctx, node, [0, 2]):
         return
     dtype = ctx.real_dtype(node.outputs[0])
     ins = [ctx.as_packed(data, dtype), idx, ctx.as_packed(updates, dtype)]

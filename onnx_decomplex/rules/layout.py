@@ -27,6 +27,7 @@ import numpy as np
 from .common import (
     append_dim,
     on_parts,
+    parts_if_paired,
     set_outputs_packed,
     shift_axes,
     shift_axes_input,
@@ -53,8 +54,7 @@ def transpose(ctx, node):
 @rule("Reshape")
 def reshape(ctx, node):
     x, shape = node.inputs[0], node.inputs[1]
-    if ctx.prefers_pair(x):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     out = ctx.emit("Reshape", [ctx.packed(x), append_dim(ctx, shape, 2)], node.attrs)
     ctx.set_packed(node.outputs[0], out)
@@ -91,8 +91,7 @@ def unsqueeze_squeeze(ctx, node):
 @rule("Flatten")
 def flatten(ctx, node):
     x = node.inputs[0]
-    if ctx.prefers_pair(x):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     axis = int(node.attrs.get("axis", 1))
     flat = ctx.emit("Flatten", [ctx.packed(x)], {"axis": shift_axis(axis)})
@@ -103,8 +102,7 @@ def flatten(ctx, node):
 
 @rule("Concat")
 def concat(ctx, node):
-    if ctx.prefers_pair(*node.inputs):
-        on_parts(ctx, node, range(len(node.inputs)), "pair form")
+    if parts_if_paired(ctx, node, list(range(len(node.inputs)))):
         return
     dtype = ctx.real_dtype(node.outputs[0])
     ins = [ctx.as_packed(t, dtype) for t in node.inputs]
@@ -126,8 +124,7 @@ def _axis_attr_rule(ctx, node, default_axis: int | None):
 
 @rule("Split")
 def split(ctx, node):
-    if ctx.prefers_pair(node.inputs[0]):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     _axis_attr_rule(ctx, node, 0)
 
@@ -143,8 +140,7 @@ def compress(ctx, node):
 
 @rule("ReverseSequence")
 def reverse_sequence(ctx, node):
-    if ctx.prefers_pair(node.inputs[0]):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     # batch_axis and time_axis are 0 or 1: the trailing axis is never one of them.
     out = ctx.emit(node.op, [ctx.packed(node.inputs[0]), node.inputs[1]], node.attrs)
@@ -155,8 +151,7 @@ def reverse_sequence(ctx, node):
 @rule("Slice")
 def slice_(ctx, node):
     x = node.inputs[0]
-    if ctx.prefers_pair(x):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     ins = [ctx.packed(x), node.inputs[1], node.inputs[2]]
     rest = [t if t.name else None for t in node.inputs[3:]]
@@ -170,8 +165,7 @@ def slice_(ctx, node):
 @rule("CumSum")
 def cumsum(ctx, node):
     x, axis = node.inputs
-    if ctx.prefers_pair(x):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     out = ctx.emit("CumSum", [ctx.packed(x), shift_axes_input(ctx, axis)], node.attrs)
     ctx.set_packed(node.outputs[0], out)
@@ -181,8 +175,7 @@ def cumsum(ctx, node):
 @rule("Expand", "Tile")
 def expand_tile(ctx, node):
     x, shape = node.inputs
-    if ctx.prefers_pair(x):
-        on_parts(ctx, node, [0], "pair form")
+    if parts_if_paired(ctx, node, [0]):
         return
     # Expand broadcasts S + [2] against shape + [2]; Tile repeats the last axis once.
     extra = 2 if node.op == "Expand" else 1
@@ -194,8 +187,7 @@ def expand_tile(ctx, node):
 @rule("Where")
 def where(ctx, node):
     cond, a, b = node.inputs
-    if ctx.prefers_pair(a, b):
-        on_parts(ctx, node, [1, 2], "pair form")
+    if parts_if_paired(ctx, node, [1, 2]):
         return
     dtype = ctx.real_dtype(node.outputs[0])
     value = ctx.constant(cond)
