@@ -9,8 +9,6 @@ from .context import Context
 from .dtypes import real_of
 from .rules import registry
 
-__all__ = ["rewrite", "rewrite_branch"]
-
 
 def _packed_shape(t: gs.Tensor) -> list | None:
     return None if t.shape is None else [*t.shape, 2]
