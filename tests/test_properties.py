@@ -120,23 +120,28 @@ def chains(draw):
     return chain.model()
 
 
+# Fixed examples in the default suite, so that CI is reproducible; the slow runs explore.
+FAST = settings(
+    max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def _slow(n):
+    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
 def _check(model):
     assert_rewrites(model, atol=1e-4, rtol=1e-3)
 
 
-@settings(
-    max_examples=200,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@FAST
 @given(chains())
 def test_random_chains_validate(model):
     _check(model)
 
 
 @pytest.mark.slow
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@_slow(600)
 @given(chains())
 def test_random_chains_validate_many(model):
     _check(model)
@@ -289,20 +294,14 @@ def _check_dag(model):
     assert_rewrites(model, atol=1e-3, rtol=1e-3)
 
 
-# Fixed examples in the default suite, so that CI is reproducible; the slow run explores.
-@settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@settings(FAST, max_examples=150)
 @given(dags())
 def test_random_dags_validate(model):
     _check_dag(model)
 
 
 @pytest.mark.slow
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@_slow(800)
 @given(dags())
 def test_random_dags_validate_many(model):
     _check_dag(model)

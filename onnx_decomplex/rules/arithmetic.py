@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cmath
-from .registry import rule
+from .registry import real_outputs, rule
 
 
 def _complex_and_real(ctx, a, b):
@@ -170,11 +170,7 @@ def pow_(ctx, node):
     ctx.explain("z^p = |z|^p (cos p arg z, sin p arg z)")
 
 
-def _real_output(node, kinds):
-    return [None]
-
-
-@rule("Equal", infer=_real_output)
+@rule("Equal", infer=real_outputs)
 def equal(ctx, node):
     a, b = node.inputs
     dtype = ctx.real_dtype(a if ctx.is_complex(a) else b)

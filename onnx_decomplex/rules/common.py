@@ -32,6 +32,25 @@ def shift_axes_input(ctx, t):
     return ctx.where(ctx.less(t, np.array(0, np.int64)), ctx.sub(t, one), t)
 
 
+def node_axes(ctx, node):
+    """The axes a node names, in either spelling: ("list", axes) when known now
+    (an attribute, or a constant input), ("tensor", t) when given at run time, or
+    ("none", None) when the node names none."""
+    if "axes" in node.attrs:
+        return "list", [int(a) for a in node.attrs["axes"]]
+    if len(node.inputs) > 1 and node.inputs[1].name:
+        value = ctx.constant(node.inputs[1])
+        if value is None:
+            return "tensor", node.inputs[1]
+        return "list", [int(a) for a in value.reshape(-1)]
+    return "none", None
+
+
+def optional_input(node, i: int):
+    """Input `i` of `node`, or None when it is omitted."""
+    return node.inputs[i] if len(node.inputs) > i and node.inputs[i].name else None
+
+
 def append_dim(ctx, shape_t, dim: int):
     """A shape (or repeats) tensor with `dim` appended: in numpy when constant."""
     value = ctx.constant(shape_t)

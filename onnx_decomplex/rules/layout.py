@@ -26,6 +26,7 @@ import numpy as np
 
 from .common import (
     append_dim,
+    node_axes,
     on_parts,
     parts_if_paired,
     set_outputs_packed,
@@ -61,20 +62,11 @@ def reshape(ctx, node):
     ctx.explain("shape + [2] on the packed tensor")
 
 
-def _axes(ctx, node):
-    """The axes of Unsqueeze/Squeeze: (known, values). Attribute before opset 13."""
-    if "axes" in node.attrs:
-        return True, list(node.attrs["axes"])
-    if len(node.inputs) < 2 or not node.inputs[1].name:
-        return True, None
-    value = ctx.constant(node.inputs[1])
-    return (value is not None), (None if value is None else value.reshape(-1).tolist())
-
-
 @rule("Unsqueeze", "Squeeze")
 def unsqueeze_squeeze(ctx, node):
     x = node.inputs[0]
-    known, axes = _axes(ctx, node)
+    kind, axes = node_axes(ctx, node)
+    known = kind != "tensor"
     if ctx.prefers_pair(x) or not known:
         on_parts(ctx, node, [0], "pair form" if known else "axes known only at run time")
         return

@@ -26,6 +26,7 @@ import string
 import numpy as np
 
 from .. import cmath
+from .common import optional_input
 from .registry import rule
 
 
@@ -76,14 +77,10 @@ def matmul(ctx, node):
     _bilinear(ctx, y, a, b, lambda p, q: ctx.emit("MatMul", [p, q]), "MatMul")
 
 
-def _gemm_c(ctx, node):
-    return node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
-
-
 @rule("Gemm")
 def gemm(ctx, node):
     a, b = node.inputs[:2]
-    c = _gemm_c(ctx, node)
+    c = optional_input(node, 2)
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     alpha = float(node.attrs.get("alpha", 1.0))
@@ -137,11 +134,11 @@ def einsum(ctx, node):
         else:
             ins.append(ctx.real(t, dtype))
             new_terms.append(term)
-    c = free.pop(0)
     if len(packed_letters) == 1:
         # Linear in its one complex operand: the packed axis is carried through.
         c = packed_letters[0]
     else:
+        c = free.pop(0)
         ins.append(cmath.mul_structure(len(packed_letters), dtype))
         new_terms.append("".join(packed_letters) + c)
     equation = ",".join(new_terms) + "->" + out + c
@@ -159,12 +156,6 @@ def _conv(ctx, node, ins):
         return ctx.emit(node.op, ins, node.attrs)
     narrow = [ctx.cast(x, np.float32) for x in ins]
     return ctx.cast(ctx.emit(node.op, narrow, node.attrs), np.float64)
-
-
-def _conv_inputs(node):
-    x, w = node.inputs[:2]
-    bias = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
-    return x, w, bias
 
 
 def _conv_block(ctx, node, y, x, w: np.ndarray, bias) -> bool:
@@ -187,7 +178,7 @@ def _conv_block(ctx, node, y, x, w: np.ndarray, bias) -> bool:
 
 @rule("Conv", "ConvTranspose")
 def conv(ctx, node):
-    x, w, bias = _conv_inputs(node)
+    x, w, bias = node.inputs[0], node.inputs[1], optional_input(node, 2)
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     value = ctx.constant(w)

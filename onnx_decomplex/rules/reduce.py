@@ -19,25 +19,13 @@ ReduceMax and ReduceMin are refused: complex numbers are not ordered.
 from __future__ import annotations
 
 from .. import cmath
-from .common import shift_axes, shift_axes_input
+from .common import node_axes, shift_axes, shift_axes_input
 from .registry import rule
-
-
-def _axes(ctx, node):
-    """('list', axes), ('none', None) or ('tensor', t): the node's axes, in either spelling."""
-    if "axes" in node.attrs:
-        return "list", [int(a) for a in node.attrs["axes"]]
-    if len(node.inputs) > 1 and node.inputs[1].name:
-        value = ctx.constant(node.inputs[1])
-        if value is None:
-            return "tensor", node.inputs[1]
-        return "list", [int(a) for a in value.reshape(-1)]
-    return "none", None
 
 
 def _reduce(ctx, node, op, x, shift: bool = False):
     """Reduces `x` the way `node` reduces its input, with `op`; on packed x with `shift`."""
-    kind, axes = _axes(ctx, node)
+    kind, axes = node_axes(ctx, node)
     keepdims = int(node.attrs.get("keepdims", 1))
     noop = int(node.attrs.get("noop_with_empty_axes", 0))
     if kind == "none" or (kind == "list" and not axes):
@@ -60,7 +48,7 @@ def _reduce_parts(ctx, node, op, pair):
 @rule("ReduceSum", "ReduceMean")
 def sum_mean(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
-    kind, axes = _axes(ctx, node)
+    kind, axes = node_axes(ctx, node)
     all_axes = kind == "none" or (kind == "list" and not axes)
     if ctx.prefers_pair(x) or (all_axes and ctx.rank(x) is None):
         ctx.set_pair(y, *_reduce_parts(ctx, node, node.op, ctx.pair(x)))

@@ -27,6 +27,11 @@ def accepts_all(node: gs.Node, kinds: InputKinds) -> str | None:
     return None
 
 
+def real_outputs(node: gs.Node, kinds: InputKinds) -> list[np.dtype | None]:
+    """Every output is real, whatever the inputs (Shape, Abs, Equal, ...)."""
+    return [None] * len(node.outputs)
+
+
 def complex_like_inputs(node: gs.Node, kinds: InputKinds) -> list[np.dtype | None]:
     """Every output is complex, with numpy's promotion of the complex inputs."""
     found = [k for k in kinds if k is not None]

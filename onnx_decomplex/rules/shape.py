@@ -15,11 +15,7 @@ import onnx_graphsurgeon as gs
 from .. import cmath
 from ..dtypes import is_complex_np
 from .common import append_dim
-from .registry import rule
-
-
-def _real_output(node, kinds):
-    return [None]
+from .registry import real_outputs, rule
 
 
 def _runtime_part(ctx, x):
@@ -29,7 +25,7 @@ def _runtime_part(ctx, x):
     return None
 
 
-@rule("Shape", infer=_real_output)
+@rule("Shape", infer=real_outputs)
 def shape(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     value = ctx.constant(x)
@@ -60,7 +56,7 @@ def shape(ctx, node):
     ctx.explain("shape of the packed tensor without its last dim")
 
 
-@rule("Size", infer=_real_output)
+@rule("Size", infer=real_outputs)
 def size(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     value = ctx.constant(x)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .. import cmath
 from .common import on_parts
-from .registry import rule
+from .registry import real_outputs, rule
 
 
 def _dtype_arg(fn):
@@ -57,11 +57,7 @@ def round_(ctx, node):
     on_parts(ctx, node, [0], "numpy rounds each part")
 
 
-def _real_output(node, kinds):
-    return [None]
-
-
-@rule("Abs", infer=_real_output)
+@rule("Abs", infer=real_outputs)
 def abs_(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     if ctx.prefers_pair(x) or ctx.constant(x) is not None:
@@ -72,7 +68,7 @@ def abs_(ctx, node):
     ctx.explain("|z| = ReduceL2 over the last axis of the packed tensor")
 
 
-@rule("IsNaN", "IsInf", infer=_real_output)
+@rule("IsNaN", "IsInf", infer=real_outputs)
 def is_nan_inf(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     re, im = ctx.pair(x)
