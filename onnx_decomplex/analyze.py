@@ -31,6 +31,8 @@ class Analysis:
         unsupported: Nodes that receive a complex value and cannot be rewritten.
         came_from: Complex value -> (node, complex input) that made it, for the path
             from a complex source shown when a node is refused.
+        subgraphs: For each `If`, `Loop` or `Scan` node that touches complex values,
+            its subgraphs with their own analyses.
     """
 
     complex: dict[str, np.dtype] = field(default_factory=dict)
@@ -41,7 +43,7 @@ class Analysis:
     nodes: list[gs.Node] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     came_from: dict[str, tuple[str, str]] = field(default_factory=dict)
-    branches: dict[str, list[tuple[gs.Graph, Analysis]]] = field(default_factory=dict)
+    subgraphs: dict[str, list[tuple[gs.Graph, Analysis]]] = field(default_factory=dict)
 
     def path(self, tensor: str, limit: int = 8) -> tuple[str, ...]:
         """Tensor and node names from a complex source to `tensor`, last `limit` hops."""
@@ -59,7 +61,15 @@ class Analysis:
 
     @property
     def has_complex(self) -> bool:
-        return bool(self.complex)
+        # A subgraph may hold complex values that never leave it; its node is listed.
+        return bool(self.complex or self.nodes)
+
+    def walk(self):
+        """This analysis and those of every subgraph below it."""
+        yield self
+        for subs in self.subgraphs.values():
+            for _, sub in subs:
+                yield from sub.walk()
 
 
 def _is_complex_tensor(t: gs.Tensor) -> bool:
@@ -69,7 +79,8 @@ def _is_complex_tensor(t: gs.Tensor) -> bool:
 
 
 def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> list[Unsupported]:
-    """Loop and Scan bodies that hold or capture complex values: not rewritten yet."""
+    """Subgraphs of an op with no rule (a custom domain's, say) that hold or capture
+    complex values: nothing says how its subgraph inputs and outputs line up."""
     found = []
     for sub in node.subgraphs(recursive=True):
         for name, t in sub.tensors().items():
@@ -79,53 +90,90 @@ def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> 
             if dtype is not None:
                 found.append(
                     Unsupported(
-                        node.name, node.op, name, str(dtype), "complex value inside a loop body"
+                        node.name, node.op, name, str(dtype), "complex value inside the subgraph of an op with no rule"
                     )
                 )
                 break
     return found
 
 
-def _branches(node: gs.Node, a: Analysis) -> list[Unsupported] | None:
-    """Analyzes the branches of an `If` that captures or returns complex values.
+def _refusal(node: gs.Node, tensor: str, kind, why: str) -> Unsupported:
+    return Unsupported(node.name, node.op, tensor, str(kind), why)
 
-    Returns None when nothing complex touches the node; else the refusals found in
-    its branches (empty when it can be rewritten). Its outputs' kinds are recorded.
-    """
-    graphs = [node.attrs["then_branch"], node.attrs["else_branch"]]
-    subs = []
-    for g in graphs:
-        g.toposort()
-        subs.append((g, analyze(g, outer=a.complex)))
-    captured = any(t.name in a.complex for g, _ in subs for n in g.nodes for t in n.inputs)
-    kinds = [[sa.complex.get(t.name) for t in g.outputs] for g, sa in subs]
-    if not captured and not any(k for ks in kinds for k in ks):
-        return None
-    found = [u for _, sa in subs for u in sa.unsupported]
-    for out, k_then, k_else in zip(node.outputs, *kinds, strict=True):
-        if (k_then is None) != (k_else is None):
+
+def _carried(node: gs.Node, state_kinds, body: gs.Graph, sa: Analysis, first_out: int):
+    """Refusals for loop state whose initial value and body output differ in kind."""
+    found = []
+    for k_in, out in zip(state_kinds, body.outputs[first_out:], strict=False):
+        k_out = sa.complex.get(out.name)
+        if (k_in is None) != (k_out is None):
             found.append(
-                Unsupported(
-                    node.name,
-                    node.op,
-                    out.name,
-                    str(k_then or k_else),
-                    "one branch returns a complex value, the other a real one",
-                )  # fmt: skip
-            )
-        elif k_then is not None:
-            a.complex[out.name] = promote(k_then, k_else)
-    a.branches[node.name] = subs
+                _refusal(node, out.name, k_in or k_out,
+                         "loop state is complex on one side of the body and real on the other")
+            )  # fmt: skip
     return found
 
 
-def analyze(graph: gs.Graph, outer: dict[str, np.dtype] | None = None) -> Analysis:
+def _subgraphs(node: gs.Node, a: Analysis, kinds) -> list[Unsupported] | None:
+    """Analyzes the subgraphs of an `If`, `Loop` or `Scan` that touches complex values.
+
+    Each body is analyzed with the kinds of the values it is given: Loop's carried
+    values after the iteration count and condition, Scan's state and scan slices in
+    node order. Returns None when nothing complex touches the node; else the refusals
+    found (empty when it can be rewritten). Its outputs' kinds are recorded.
+    """
+    if node.op == "If":
+        graphs = [(node.attrs["then_branch"], []), (node.attrs["else_branch"], [])]
+    elif node.op == "Loop":
+        graphs = [(node.attrs["body"], [None, None, *kinds[2:]])]
+    else:
+        graphs = [(node.attrs["body"], list(kinds))]
+    subs = []
+    for g, given in graphs:
+        g.toposort()
+        subs.append((g, analyze(g, outer=a.complex, input_kinds=given)))
+    # Loop's outputs skip the body's condition; If's and Scan's match one to one.
+    skip = 1 if node.op == "Loop" else 0
+    out_kinds = [[sa.complex.get(t.name) for t in g.outputs[skip:]] for g, sa in subs]
+    touched = any(sa.nodes or sa.inputs or sa.initializers or sa.unsupported for _, sa in subs)
+    if not touched and not any(k for ks in out_kinds for k in ks):
+        return None
+    found = [u for _, sa in subs for u in sa.unsupported]
+    if node.op == "If":
+        for out, k_then, k_else in zip(node.outputs, *out_kinds, strict=True):
+            if (k_then is None) != (k_else is None):
+                found.append(_refusal(node, out.name, k_then or k_else,
+                                      "one branch returns a complex value, the other a real one"))  # fmt: skip
+            elif k_then is not None:
+                a.complex[out.name] = promote(k_then, k_else)
+    else:
+        (body, sa), ks = subs[0], out_kinds[0]
+        if node.op == "Loop":
+            state = kinds[2:]
+        else:
+            state = kinds[: len(kinds) - int(node.attrs["num_scan_inputs"])]
+        found += _carried(node, state, body, sa, skip)
+        for out, k in zip(node.outputs, ks, strict=False):
+            if k is not None:
+                a.complex[out.name] = k
+    a.subgraphs[node.name] = subs
+    return found
+
+
+def analyze(
+    graph: gs.Graph,
+    outer: dict[str, np.dtype] | None = None,
+    input_kinds: list[np.dtype | None] | None = None,
+) -> Analysis:
     """Propagates complex types through `graph`, which must be topologically sorted.
 
     Args:
-        graph: The imported model graph, or an `If` branch.
-        outer: For a branch, the complex values of the enclosing graphs, which the
-            branch may capture by name.
+        graph: The imported model graph, or a subgraph (an `If` branch, a `Loop` or
+            `Scan` body).
+        outer: For a subgraph, the complex values of the enclosing graphs, which it
+            may capture by name.
+        input_kinds: For a subgraph, the kind of each of its inputs, from what the
+            node gives it; its input labels are not read.
 
     Returns:
         The complex values, their sources, the nodes to rewrite and the nodes that
@@ -133,9 +181,14 @@ def analyze(graph: gs.Graph, outer: dict[str, np.dtype] | None = None) -> Analys
     """
     a = Analysis()
     a.complex.update(outer or {})
-    for t in graph.inputs:
-        if _is_complex_tensor(t):
-            a.complex[t.name] = np.dtype(t.dtype)
+    given = input_kinds if input_kinds is not None else [None] * len(graph.inputs)
+    for t, kind in zip(graph.inputs, given, strict=True):
+        if input_kinds is not None:
+            a.complex.pop(t.name, None)  # a body input shadows an outer value
+        elif _is_complex_tensor(t):
+            kind = t.dtype
+        if kind is not None:
+            a.complex[t.name] = np.dtype(kind)
             a.inputs.append(t.name)
     for name, t in graph.tensors().items():
         if isinstance(t, gs.Constant) and is_complex_np(t.values.dtype):
@@ -162,8 +215,8 @@ def analyze(graph: gs.Graph, outer: dict[str, np.dtype] | None = None) -> Analys
                 a.complex[out.name] = kinds[first]
                 a.came_from[out.name] = (node.name, src)
             continue
-        if node.op == "If" and (node.domain or "") in ("", "ai.onnx"):
-            found = _branches(node, a)
+        if node.op in ("If", "Loop", "Scan") and (node.domain or "") in ("", "ai.onnx"):
+            found = _subgraphs(node, a, kinds)
             if found is None:
                 continue
             if found:

@@ -117,10 +117,12 @@ def decomplex(
 
     report.inputs = list(analysis.inputs)
     report.outputs = [t.name for t in graph.outputs if t.name in analysis.complex]
-    report.initializers = list(analysis.initializers)
-    report.constants = list(analysis.constants)
-    report.casts = list(analysis.casts)
-    report.rewritten = len(analysis.nodes)
+    # Subgraph inputs are the node's packed values, not sources of their own.
+    for a in analysis.walk():
+        report.initializers += a.initializers
+        report.constants += a.constants
+        report.casts += a.casts
+        report.rewritten += len(a.nodes)
 
     ctx = rewrite(graph, analysis, opset, mul_strategy)
     tidy(graph)

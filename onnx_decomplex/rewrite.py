@@ -30,6 +30,25 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str =
         The context, which holds the explanations and counts of what was done.
     """
     ctx = Context(graph, analysis, opset, mul_strategy)
+    _rewrite_graph(ctx, graph, analysis)
+    return ctx
+
+
+def rewrite_subgraph(parent: Context, graph: gs.Graph, analysis: Analysis) -> None:
+    """Rewrites an `If` branch or a `Loop`/`Scan` body in place, with the forms its
+    enclosing graph has made.
+
+    Captured complex values keep their forms (a conversion the subgraph needs is
+    made inside it). Complex subgraph inputs and outputs become packed tensors, so
+    that the node passes packed values in and out, and both If branches agree.
+    """
+    ctx = parent.child(graph, analysis)
+    _rewrite_graph(ctx, graph, analysis)
+    parent.explanations.extend(ctx.explanations)
+    parent.emitted += ctx.emitted
+
+
+def _rewrite_graph(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
     inputs = []
     for t in graph.inputs:
         if ctx.is_complex(t):
@@ -41,21 +60,6 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str =
     _rewrite_nodes(ctx, graph, analysis)
     graph.outputs = _bind_outputs(ctx, graph.outputs, {id(t) for t in inputs})
     graph.inputs = inputs
-    return ctx
-
-
-def rewrite_branch(parent: Context, graph: gs.Graph, analysis: Analysis) -> None:
-    """Rewrites an `If` branch in place, with the forms its enclosing graph has made.
-
-    Captured complex values keep their forms (a conversion the branch needs is made
-    inside it); complex branch outputs become packed tensors, as If outputs must be
-    the same in both branches.
-    """
-    ctx = parent.child(graph, analysis)
-    _rewrite_nodes(ctx, graph, analysis)
-    graph.outputs = _bind_outputs(ctx, graph.outputs, set())
-    parent.explanations.extend(ctx.explanations)
-    parent.emitted += ctx.emitted
 
 
 def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:

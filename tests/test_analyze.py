@@ -57,25 +57,6 @@ def test_every_unsupported_node_is_listed():
     assert "\n" not in text
 
 
-def test_complex_inside_a_loop_body_is_refused():
-    body = helper.make_graph(
-        [
-            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-            helper.make_node("Neg", ["a"], ["e"]),
-        ],
-        "body",
-        [vi("i", np.int64, []), vi("cond_in", np.bool_, [])],
-        [vi("cond_out", np.bool_, []), vi("e", np.complex64, [3])],
-    )
-    m = make_model(
-        [helper.make_node("Loop", ["n", "c"], ["y"], name="loop", body=body)],
-        [vi("n", np.int64, []), vi("c", np.bool_, []), vi("a", np.complex64, [3])],
-        [vi("y", np.complex64, None)],
-    )
-    with pytest.raises(UnsupportedError, match="'loop' \\(Loop.*inside a loop body"):
-        decomplex(m)
-
-
 def test_model_without_complex_is_returned_unchanged():
     m = make_model(
         [helper.make_node("Relu", ["x"], ["y"])],
