@@ -5,6 +5,7 @@
     Add(z, w)  -> (zr + wr, zi + wi)       # also Add on the packed layout
     Add(z, r)  -> (zr + r, zi)             # r real: touches the real part only
     Sub        -> likewise, with r - z = (r - zr, -zi)
+    Sub(2 Re z, z), Sub(Re z, i Im z), ... -> conj z = (zr, -zi)   # see patterns.py
     Neg(z)     -> (-zr, -zi)               # also Neg on the packed layout
     Div(z, w)  -> z conj(w) / |w|^2        # w constant: z times 1/w, made in numpy
     Div(z, r)  -> (zr / r, zi / r)
@@ -29,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cmath
+from . import patterns
 from .registry import real_outputs, rule
 
 
@@ -214,12 +216,25 @@ def _add_real(ctx, node, a, b, y, dtype):
     ctx.explain(f"complex {node.op} real: real part only")
 
 
+def _conjugate(ctx, y, z, dtype):
+    """y = conj z: the imaginary part negated, on whichever form z has."""
+    if ctx.prefers_pair(z):
+        ctx.set_pair(y, *cmath.conj(ctx, ctx.pair(z, dtype)))
+    else:
+        # One Mul by (1, -1), broadcast over the trailing axis, keeps z packed.
+        ctx.set_packed(y, ctx.emit("Mul", [ctx.packed(z, dtype), np.array([1, -1], dtype)]))
+    ctx.explain(f"recognised conj({z.name}): imaginary part negated")
+
+
 @rule("Add", "Sub")
 def add_sub(ctx, node):
     a, b = node.inputs
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
-    if ctx.is_complex(a) and ctx.is_complex(b):
+    z = patterns.conjugated(ctx, node)
+    if z is not None:
+        _conjugate(ctx, y, z, dtype)
+    elif ctx.is_complex(a) and ctx.is_complex(b):
         _add_complex(ctx, node, a, b, y, dtype)
     else:
         _add_real(ctx, node, a, b, y, dtype)

@@ -1,0 +1,123 @@
+"""Conjugation as models spell it, recognised whole: one node instead of a dozen."""
+
+import numpy as np
+import pytest
+from helpers import assert_rewrites, crandn, init, make_model, op_types, vi
+from onnx import TensorProto, helper
+
+RNG = np.random.default_rng(0)
+
+
+def _types(cdtype):
+    if cdtype == np.complex64:
+        return TensorProto.FLOAT, TensorProto.COMPLEX64
+    return TensorProto.DOUBLE, TensorProto.COMPLEX128
+
+
+def _re(z, out, cdtype, prefix):
+    """Re z as ONNX says it on a complex value: cast to real and back."""
+    real, cplx = _types(cdtype)
+    return [
+        helper.make_node("Cast", [z], [f"{prefix}_r"], to=real),
+        helper.make_node("Cast", [f"{prefix}_r"], [out], to=cplx),
+    ]
+
+
+def _consts(cdtype):
+    return [init(name, np.array(v, cdtype)) for name, v in (("two", 2), ("i", 1j), ("mi", -1j))]
+
+
+def _twice_re_minus_z(cdtype, double_by_add=False):
+    twice = (helper.make_node("Add", ["re", "re"], ["twice"]) if double_by_add
+             else helper.make_node("Mul", ["two", "re"], ["twice"]))  # fmt: skip
+    return [*_re("z", "re", cdtype, "a"), twice, helper.make_node("Sub", ["twice", "z"], ["y"])]
+
+
+def _im(cdtype):
+    return [helper.make_node("Mul", ["z", "mi"], ["miz"]), *_re("miz", "im", cdtype, "b")]
+
+
+def _re_minus_i_im(cdtype):
+    return [
+        *_re("z", "re", cdtype, "a"),
+        *_im(cdtype),
+        helper.make_node("Mul", ["i", "im"], ["i_im"]),
+        helper.make_node("Sub", ["re", "i_im"], ["y"]),
+    ]
+
+
+def _re_plus_minus_i_im(cdtype):
+    return [
+        *_re("z", "re", cdtype, "a"),
+        *_im(cdtype),
+        helper.make_node("Mul", ["im", "mi"], ["mi_im"]),
+        helper.make_node("Add", ["mi_im", "re"], ["y"]),
+    ]
+
+
+SPELLINGS = {
+    "2Re(z)-z": _twice_re_minus_z,
+    "Re(z)+Re(z)-z": lambda c: _twice_re_minus_z(c, double_by_add=True),
+    "Re(z)-i*Im(z)": _re_minus_i_im,
+    "-i*Im(z)+Re(z)": _re_plus_minus_i_im,
+}
+
+
+def _model(nodes, cdtype, opset=18, post=()):
+    return make_model(
+        [*nodes, *post],
+        [vi("z", cdtype, [2, 3])],
+        [vi("out" if post else "y", cdtype, [2, 3])],
+        _consts(cdtype),
+        opset=opset,
+    )
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_conjugation_is_one_node(spelling, opset, cdtype):
+    m = _model(SPELLINGS[spelling](cdtype), cdtype, opset)
+    out = assert_rewrites(m, feeds={"z": crandn(RNG, (2, 3), cdtype)})
+    # z is a packed input and y a packed output: conj z is one Mul by (1, -1).
+    assert op_types(out) == ["Mul"]
+
+
+def test_conjugation_of_a_pair_negates_the_imaginary_part(cdtype):
+    # z * z lives as a pair; its conjugate is a Neg of one part, then the pack.
+    square = helper.make_node("Mul", ["x", "x"], ["z"])
+    m = make_model(
+        [square, *_twice_re_minus_z(cdtype)],
+        [vi("x", cdtype, [2, 3])],
+        [vi("y", cdtype, [2, 3])],
+        _consts(cdtype),
+    )
+    out = assert_rewrites(m, feeds={"x": crandn(RNG, (2, 3), cdtype)})
+    assert op_types(out).count("Neg") == 1
+    assert "Cast" not in op_types(out) and "Sub" in op_types(out)  # the product's Sub only
+
+
+def test_near_misses_are_rewritten_op_by_op(cdtype):
+    # 2 Re(z) - w, with w not z: not a conjugation, and the numbers still match.
+    nodes = [*_re("z", "re", cdtype, "a"), helper.make_node("Mul", ["two", "re"], ["twice"]),
+             helper.make_node("Sub", ["twice", "w"], ["y"])]  # fmt: skip
+    m = make_model(
+        nodes,
+        [vi("z", cdtype, [2, 3]), vi("w", cdtype, [2, 3])],
+        [vi("y", cdtype, [2, 3])],
+        _consts(cdtype),
+    )
+    out = assert_rewrites(m, feeds={"z": crandn(RNG, (2, 3), cdtype), "w": crandn(RNG, (2, 3), cdtype)})
+    assert op_types(out) != ["Mul"]
+
+
+def test_a_narrowing_round_trip_is_not_a_real_part():
+    # complex128 -> float32 -> complex128 rounds the real part: not Re z.
+    nodes = [
+        helper.make_node("Cast", ["z"], ["r32"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["r32"], ["re"], to=TensorProto.COMPLEX128),
+        helper.make_node("Mul", ["two", "re"], ["twice"]),
+        helper.make_node("Sub", ["twice", "z"], ["y"]),
+    ]
+    m = _model(nodes, np.complex128)
+    z = crandn(RNG, (2, 3), np.complex128) * (1 + 1e-9)
+    out = assert_rewrites(m, feeds={"z": z}, atol=1e-12, rtol=1e-12)
+    assert "Cast" in op_types(out)
