@@ -30,6 +30,7 @@ NUMPY = SimpleNamespace(
     sqrt=np.sqrt,
     exp=np.exp,
     log=np.log,
+    ceil=np.ceil,
     sin=np.sin,
     cos=np.cos,
     sinh=np.sinh,
@@ -178,6 +179,12 @@ def angle(ops, a, dtype):
     turn = ops.where(ops.less(ai, zero), _c(-np.pi, dtype), _c(np.pi, dtype))
     shallow = ops.where(ops.less(ar, zero), ops.add(shallow, turn), shallow)
     return ops.where(flat, steep, shallow)
+
+
+def wrap_angle(ops, t, dtype):
+    """t - 2 pi ceil((t - pi) / (2 pi)): the same angle, in (-pi, pi]"""
+    turns = ops.ceil(ops.div(ops.sub(t, _c(np.pi, dtype)), _c(2 * np.pi, dtype)))
+    return ops.sub(t, ops.mul(turns, _c(2 * np.pi, dtype)))
 
 
 def sinh_by_exp(ops, x):

@@ -472,6 +472,7 @@ class Context:
     sqrt = _elementwise("Sqrt", np.sqrt)
     exp = _elementwise("Exp", np.exp)
     log = _elementwise("Log", np.log)
+    ceil = _elementwise("Ceil", np.ceil)
     sin = _elementwise("Sin", np.sin)
     cos = _elementwise("Cos", np.cos)
     _sinh = _elementwise("Sinh", np.sinh)

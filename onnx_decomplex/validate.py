@@ -165,6 +165,18 @@ def load_inputs(path: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     return feeds
 
 
+def _same_non_finite(expected, actual, atol: float, rtol: float) -> bool:
+    """Values with an infinite or NaN part: those parts equal, the others close."""
+    for part in (np.real, np.imag) if is_complex_np(expected.dtype) else (np.asarray,):
+        e, a = part(expected), part(actual)
+        finite = np.isfinite(e)
+        if not np.array_equal(e[~finite], a[~finite], equal_nan=True):
+            return False
+        if not np.all(np.abs(e[finite] - a[finite]) <= atol + rtol * np.abs(e[finite])):
+            return False
+    return True
+
+
 def _compare(
     name: str, expected: np.ndarray, actual: np.ndarray, atol: float, rtol: float
 ) -> OutputResult:
@@ -185,12 +197,16 @@ def _compare(
     if expected.dtype.kind in "biu" or expected.dtype.kind not in "fc":
         equal = np.array_equal(expected, actual)
         return OutputResult(name, equal, 0.0 if equal else np.inf, 0.0 if equal else np.inf)
-    both_nan = np.isnan(expected) & np.isnan(actual)
-    diff = np.where(both_nan, 0.0, np.abs(expected.astype(np.complex128) - actual))
-    scale = np.abs(expected)
+    # Infinities and NaNs must be matched exactly, part by part: inf - x is inf, and
+    # inf <= atol + rtol * inf would let any value through.
+    odd = ~np.isfinite(expected)
+    if np.any(odd) and not _same_non_finite(expected[odd], actual[odd], atol, rtol):
+        return OutputResult(name, False, np.inf, np.inf, "infinities or NaNs differ")
     with np.errstate(divide="ignore", invalid="ignore"):
+        diff = np.where(odd, 0.0, np.abs(expected.astype(np.complex128) - actual))
+        scale = np.where(odd, 0.0, np.abs(expected))
         rel = np.where(diff == 0, 0.0, diff / scale)
-    ok = bool(np.all(diff <= atol + rtol * np.where(both_nan, 0.0, scale)))
+    ok = bool(np.all(diff <= atol + rtol * scale))
     if diff.size == 0:
         return OutputResult(name, ok, 0.0, 0.0)
     return OutputResult(name, ok, float(np.max(diff)), float(np.max(rel)))

@@ -140,3 +140,10 @@ def test_block_weights():
     t = cmath.mul_structure(3, F64)
     prod = np.einsum("a,b,c,abcz->z", cmath.pack(A[0]), cmath.pack(A[1]), cmath.pack(A[2]), t)
     np.testing.assert_allclose(cmath.unpack(prod), A[0] * A[1] * A[2], rtol=1e-12)
+
+
+def test_wrap_angle_lands_in_the_principal_range():
+    t = np.linspace(-20, 20, 4001)
+    wrapped = cmath.wrap_angle(NUMPY, t, F64)
+    assert np.all(wrapped > -np.pi) and np.all(wrapped <= np.pi + 1e-12)
+    np.testing.assert_allclose(np.exp(1j * wrapped), np.exp(1j * t), atol=1e-12)

@@ -49,6 +49,16 @@ def test_nan_matches_nan_only():
     assert not _compare("y", e, np.array([0.0, 1.0], np.float32), 0, 0).passed
 
 
+def test_infinities_are_matched_exactly():
+    e = np.array([np.inf, -np.inf + 1j, 1.0], np.complex64)
+    packed = e.reshape(3, 1).view(np.float32)
+    assert _compare("y", e, packed, 1e-5, 1e-4).passed
+    for wrong in ([-160.0, 0.0], [np.inf, 0.0], [-np.inf, 1.5]):
+        actual = packed.copy()
+        actual[1] = wrong
+        assert not _compare("y", e, actual, 1e-5, 1e-4).passed, wrong
+
+
 def test_symbolic_dims_follow_overrides():
     shapes = resolve_shapes(_mul_model(), {"a": (5, 3)})
     assert shapes == {"a": (5, 3), "b": (5, 3)}

@@ -7,6 +7,8 @@
     ReduceLogSum(z)          -> log(ReduceSum(z))
     ReduceLogSumExp(z)       -> log(ReduceSum(exp(z)))
     ReduceProd(z)            -> ReduceProd(|z|) e^(i ReduceSum(arg z))
+    Softmax(z)               -> e^(z - m) / ReduceSum(e^(z - m)),  m = ReduceMax(Re z)
+    LogSoftmax(z)            -> (Re z - m - log|S|, wrap(Im z - arg S)),  S = ReduceSum(e^(z - m))
 
 ReduceProd is a true complex product: moduli multiply and angles add. Taking it
 channel-wise on the packed tensor would multiply real parts with real parts.
@@ -14,6 +16,12 @@ channel-wise on the packed tensor would multiply real parts with real parts.
 ReduceL2 follows the reference evaluator (and the ONNX formula sqrt(sum(x^2))),
 which on complex input is not the norm sqrt(sum |z|^2); see the README.
 ReduceMax and ReduceMin are refused: complex numbers are not ordered.
+
+Softmax is e^z / sum(e^z), unchanged by any shift m. The reference evaluator shifts
+by the lexicographic maximum; the largest real part does as well, and it is what
+keeps e^(z - m) from overflowing. LogSoftmax is the principal log of Softmax, as
+the reference takes it, but formed without Softmax's tiny values, whose squared
+moduli would underflow: the angle is wrapped into (-pi, pi] instead.
 """
 
 from __future__ import annotations
@@ -104,3 +112,36 @@ def prod(ctx, node):
     theta = _reduce(ctx, node, "ReduceSum", cmath.angle(ctx, pair, dtype))
     ctx.set_pair(y, *cmath.mul_real(ctx, (ctx.cos(theta), ctx.sin(theta)), modulus))
     ctx.explain("product of moduli times e^(i sum of angles)")
+
+
+def _softmax_axis(ctx, node) -> int:
+    x = node.inputs[0]
+    if ctx.opset >= 13:
+        return int(node.attrs.get("axis", -1))
+    # Before opset 13 the op flattens every axis from `axis` on, which the
+    # reference evaluator does not do; they agree when `axis` is the last one.
+    axis, rank = int(node.attrs.get("axis", 1)), ctx.rank(x)
+    if rank is None or axis % rank != rank - 1:
+        raise ctx.fail(
+            f"{node.op} before opset 13 on a complex value is supported over the last axis only",
+            x,
+        )
+    return axis
+
+
+@rule("Softmax", "LogSoftmax")
+def softmax(ctx, node):
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    axis = [_softmax_axis(ctx, node)]
+    re, im = ctx.pair(node.inputs[0])
+    shift = ctx.reduce("ReduceMax", re, axis, keepdims=1)
+    e = cmath.exp(ctx, (ctx.sub(re, shift), im))
+    total = tuple(ctx.reduce("ReduceSum", p, axis, keepdims=1) for p in e)
+    if node.op == "Softmax":
+        ctx.set_pair(y, *cmath.div(ctx, e, total))
+    else:
+        log_re, log_im = cmath.log(ctx, total, dtype)
+        out_im = cmath.wrap_angle(ctx, ctx.sub(im, log_im), dtype)
+        ctx.set_pair(y, ctx.sub(ctx.sub(re, shift), log_re), out_im)
+    ctx.explain(f"{node.op} shifted by the largest real part along axis {axis[0]}")

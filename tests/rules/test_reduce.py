@@ -60,3 +60,22 @@ def test_ordering_reductions_are_refused(op):
 
     with pytest.raises(UnsupportedError, match="complex numbers are not ordered"):
         decomplex(single(op, np.complex64))
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_softmax(op, opset, cdtype, axis):
+    if opset < 13 and axis == 0:
+        pytest.skip("before opset 13, an inner axis is refused (tested below)")
+    m = single(op, cdtype, opset, shape=(2, 2), attrs={} if axis is None else {"axis": axis})
+    assert_rewrites(m)
+    # A real part of 95: without the shift, e^z overflows float32.
+    big = np.array([[95, 1], [-3, 3]]) + 1j * np.array([[2, -1], [0.5, 3]])
+    assert_rewrites(m, feeds={"a": big.astype(cdtype)})
+
+
+def test_old_softmax_over_an_inner_axis_is_refused():
+    from onnx_decomplex import DecomplexError, decomplex
+
+    with pytest.raises(DecomplexError, match="before opset 13 .* last axis only"):
+        decomplex(single("Softmax", np.complex64, 11, shape=(2, 3, 4), attrs={"axis": 1}))

@@ -24,7 +24,7 @@ EXPECTED = {
     # linear algebra and transforms
     "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "DFT", "STFT",
     # control flow
-    "If", "Loop", "Scan",
+    "If", "Loop", "Scan", "Softmax", "LogSoftmax",
 }  # fmt: skip
 
 
