@@ -90,7 +90,11 @@ def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> 
             if dtype is not None:
                 found.append(
                     Unsupported(
-                        node.name, node.op, name, str(dtype), "complex value inside the subgraph of an op with no rule"
+                        node.name,
+                        node.op,
+                        name,
+                        str(dtype),
+                        "complex value inside the subgraph of an op with no rule",
                     )
                 )
                 break

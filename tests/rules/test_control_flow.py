@@ -1,8 +1,8 @@
 """If, Loop and Scan subgraphs that capture, carry or return complex values."""
 
 import numpy as np
-import pytest
 import onnx
+import pytest
 from helpers import assert_rewrites, crandn, init, make_model, op_types, run_ort, vi
 from onnx import helper, numpy_helper
 
@@ -185,7 +185,11 @@ def test_loop_body_with_complex_math_inside_only(cdtype):
         [vi("y", real, [3])],
         [init("w", crandn(RNG, (3,), cdtype))],
     )
-    feeds = {"n": np.array(3, np.int64), "c": np.array(True), "x": RNG.standard_normal(3).astype(real)}
+    feeds = {
+        "n": np.array(3, np.int64),
+        "c": np.array(True),
+        "x": RNG.standard_normal(3).astype(real),
+    }
     assert_rewrites(m, feeds=feeds)
 
 

@@ -105,7 +105,9 @@ def test_near_misses_are_rewritten_op_by_op(cdtype):
         [vi("y", cdtype, [2, 3])],
         _consts(cdtype),
     )
-    out = assert_rewrites(m, feeds={"z": crandn(RNG, (2, 3), cdtype), "w": crandn(RNG, (2, 3), cdtype)})
+    out = assert_rewrites(
+        m, feeds={"z": crandn(RNG, (2, 3), cdtype), "w": crandn(RNG, (2, 3), cdtype)}
+    )
     assert op_types(out) != ["Mul"]
 
 
