@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-slow lint format fixtures fixtures-jax coverage clean
+.PHONY: run test test-slow zoo zoo-baseline lint format fixtures fixtures-jax coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,15 @@ test: $(STAMP)
 ## test-slow: only the cases marked slow
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+## zoo: the model-zoo regression: every fixture, against the committed baseline
+zoo: $(STAMP)
+	$(BIN)/onnx-decomplex fixtures out/zoo --report out/zoo.json --junit out/zoo.xml \
+		--baseline fixtures/baseline.json
+
+## zoo-baseline: accept the current results as the new baseline
+zoo-baseline: $(STAMP)
+	$(BIN)/onnx-decomplex fixtures out/zoo --baseline fixtures/baseline.json --update-baseline
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

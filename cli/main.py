@@ -8,12 +8,14 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from onnx_decomplex import __version__
+from onnx_decomplex import __version__, zoo
+from onnx_decomplex.baseline import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.pipeline import MUL_STRATEGIES, convert_file
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
 
+from .folder import run_folder_mode
 from .groups import GroupedCommand, option
 from .output import print_summary, print_validation
 
@@ -83,6 +85,56 @@ EXIT_VALIDATION = 3
     help="Products of two runtime complex operands: four real products, or Gauss's three. "
     "auto: four for elementwise Mul, three for MatMul, Gemm and convolutions.",
 )
+@option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    group="Folder mode",
+    help="Models converted at once, each in its own process.",
+)
+@option(
+    "--report",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Folder mode",
+    help="Write the JSON report (schema in the README) here.",
+)
+@option(
+    "--junit",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Folder mode",
+    help="Write JUnit XML here: one testcase per model.",
+)
+@option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Folder mode",
+    help="An earlier JSON report: exit 1 on any regression against it.",
+)
+@option(
+    "--update-baseline",
+    is_flag=True,
+    group="Folder mode",
+    help="Write this run's report to --baseline (creating it), and exit 0.",
+)
+@option(
+    "--max-error-growth",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_MAX_ERROR_GROWTH,
+    show_default=True,
+    group="Folder mode",
+    help="A worst output error that grows past this factor is a regression.",
+)
+@option(
+    "--max-node-growth",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_MAX_NODE_GROWTH,
+    show_default=True,
+    group="Folder mode",
+    help="A node count that grows past this percentage is a regression.",
+)
 @option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
 @option("-v", "--verbose", is_flag=True, group="Output", help="Explain each rewritten node.")
 @click.version_option(__version__, "--version", package_name="onnx-decomplex")
@@ -97,6 +149,13 @@ def main(
     atol,
     rtol,
     mul_strategy,
+    jobs,
+    report,
+    junit,
+    baseline_path,
+    update_baseline,
+    max_error_growth,
+    max_node_growth,
     quiet,
     verbose,
 ):
@@ -105,9 +164,54 @@ def main(
     A complex tensor of shape S becomes a real one of shape S+[2] holding (real, imag):
     complex64 becomes float32, complex128 becomes float64. Inputs and outputs keep their names.
 
-    Exit status: 0 done; 1 error, nothing written; 2 bad usage; 3 written, but validation failed.
+    When IN is a folder, every .onnx under it is converted into the same path under OUT,
+    each validated against a sibling NAME.npz of inputs (and saved outputs) when there is one.
+
+    Exit status: 0 done; 1 error, nothing written (folder: a model failed, or a regression
+    against --baseline); 2 bad usage; 3 written, but validation failed.
     """
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
+    folder_only = {"--jobs": jobs != 1, "--report": report, "--junit": junit,
+                   "--baseline": baseline_path, "--update-baseline": update_baseline}  # fmt: skip
+    if src.is_dir():
+        if load_inputs:
+            raise click.UsageError(
+                "--load-inputs is for one model; in folder mode, put NAME.npz beside NAME.onnx"
+            )
+        if update_baseline and baseline_path is None:
+            raise click.UsageError("--update-baseline needs --baseline PATH")
+        options = zoo.Options(
+            validate=validate,
+            input_shapes=parse_shapes(input_shapes),
+            seed=seed,
+            atol=atol,
+            rtol=rtol,
+            external_data=external_data,
+            mul_strategy=mul_strategy,
+        )
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        try:
+            status = run_folder_mode(
+                console,
+                err,
+                src,
+                dst,
+                options,
+                jobs=jobs,
+                report=report,
+                junit=junit,
+                baseline_path=baseline_path,
+                update_baseline=update_baseline,
+                max_error_growth=max_error_growth,
+                max_node_growth=max_node_growth,
+            )
+        except DecomplexError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(status)
+    given = [name for name, value in folder_only.items() if value]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: only when IN is a folder")
     try:
         result = convert_file(
             src,

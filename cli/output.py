@@ -42,7 +42,7 @@ def print_validation(console: Console, result: FileResult) -> None:
         return
     shapes = ", ".join(f"{k}:{'x'.join(map(str, s)) or 'scalar'}" for k, s in v.shapes.items())
     console.print(
-        f"validation: reference (onnx.reference) {v.reference_seconds * 1000:.1f} ms, "
+        f"validation: reference ({v.reference}) {v.reference_seconds * 1000:.1f} ms, "
         f"onnxruntime {v.runtime_seconds * 1000:.1f} ms, atol={v.atol:g} rtol={v.rtol:g}, "
         f"inputs {shapes or 'none'}",
         highlight=False,

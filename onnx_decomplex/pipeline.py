@@ -14,11 +14,11 @@ from .analyze import analyze
 from .check import check, find_complex
 from .errors import DecomplexError, UnsupportedError
 from .load import load_model
-from .report import Report, op_histogram
+from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
 from .save import check_paths, copy_model, save_model
 from .tidy import name_nodes, tidy
-from .validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult, load_inputs, validate
+from .validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult, load_saved, validate
 
 MIN_OPSET = 11
 
@@ -96,7 +96,9 @@ def decomplex(
         raise DecomplexError(f"opset {opset} is older than the oldest supported, {MIN_OPSET}")
     if mul_strategy not in MUL_STRATEGIES:
         raise DecomplexError(f"mul_strategy must be one of {', '.join(MUL_STRATEGIES)}")
-    report = Report(ops_before=op_histogram(model))
+    report = Report(
+        ops_before=op_histogram(model), initializer_bytes_before=initializer_bytes(model)
+    )
     model = _inline_complex_functions(model)
 
     graph = gs.import_onnx(_with_shapes(model))
@@ -112,6 +114,7 @@ def decomplex(
         raise UnsupportedError.of(analysis.unsupported)
     if not analysis.has_complex:
         report.ops_after = report.ops_before
+        report.initializer_bytes_after = report.initializer_bytes_before
         report.seconds = time.perf_counter() - start
         return model, report
 
@@ -134,6 +137,7 @@ def decomplex(
     report.emitted = ctx.emitted
     report.explanations = ctx.explanations
     report.ops_after = op_histogram(out)
+    report.initializer_bytes_after = initializer_bytes(out)
     report.seconds = time.perf_counter() - start
     return out, report
 
@@ -221,9 +225,18 @@ def convert_file(
         result = None
         if check_numerics:
             try:
-                feeds = load_inputs(str(inputs_file), model) if inputs_file else None
+                feeds, expected = (
+                    load_saved(str(inputs_file), model) if inputs_file else (None, None)
+                )
                 result = validate(
-                    model, out, feeds, input_shapes=input_shapes, seed=seed, atol=atol, rtol=rtol
+                    model,
+                    out,
+                    feeds,
+                    input_shapes=input_shapes,
+                    seed=seed,
+                    atol=atol,
+                    rtol=rtol,
+                    expected=expected,
                 )
             except DecomplexError as e:
                 # Validation could not run at all: nothing is left behind.

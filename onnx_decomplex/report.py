@@ -5,7 +5,20 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
 import onnx
+
+
+def initializer_bytes(model: onnx.ModelProto) -> int:
+    """Bytes of the main graph's initializers, from their shapes (external data too)."""
+    total = 0
+    for t in model.graph.initializer:
+        if t.data_type == onnx.TensorProto.STRING:
+            total += sum(len(s) for s in t.string_data)
+            continue
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+        total += int(np.prod(t.dims, dtype=np.int64)) * itemsize
+    return total
 
 
 def op_histogram(model: onnx.ModelProto) -> Counter:
@@ -27,6 +40,8 @@ class Report:
         emitted: How many real nodes the rules emitted, before cleanup.
         ops_before: Node count per op type before the rewrite.
         ops_after: Node count per op type after the rewrite.
+        initializer_bytes_before: Initializer bytes before the rewrite.
+        initializer_bytes_after: Initializer bytes after the rewrite.
         seconds: Time taken by `decomplex`.
         explanations: One line per rewritten node, saying what its rule did.
     """
@@ -40,6 +55,8 @@ class Report:
     emitted: int = 0
     ops_before: Counter = field(default_factory=Counter)
     ops_after: Counter = field(default_factory=Counter)
+    initializer_bytes_before: int = 0
+    initializer_bytes_after: int = 0
     seconds: float = 0.0
     explanations: list[str] = field(default_factory=list)
 

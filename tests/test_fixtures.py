@@ -8,7 +8,7 @@ import pytest
 from conftest import ROOT
 from helpers import assert_rewrites
 
-from onnx_decomplex import decomplex
+from onnx_decomplex import UnsupportedError, decomplex
 
 
 def _generator():
@@ -30,9 +30,19 @@ def test_committed_fixture_matches_generator(name):
     assert (ROOT / "fixtures" / name).read_bytes() == built, "run `make fixtures`"
 
 
-@pytest.mark.parametrize("name", sorted(n for n in GEN.FIXTURES if n != "no_complex.onnx"))
+REFUSED = "complex_relu.onnx"
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in GEN.FIXTURES if n not in ("no_complex.onnx", REFUSED))
+)
 def test_fixture_validates(name):
     assert_rewrites(onnx.load(ROOT / "fixtures" / name))
+
+
+def test_refused_fixture_is_refused():
+    with pytest.raises(UnsupportedError, match="'relu' \\(Relu.*not ordered"):
+        decomplex(onnx.load(ROOT / "fixtures" / REFUSED))
 
 
 def test_rope_symbolic_dims_are_kept():

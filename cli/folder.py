@@ -1,0 +1,180 @@
+"""Folder mode: `onnx-decomplex MODELS_DIR OUT_DIR`, with reports and a baseline."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from onnx_decomplex import baseline, zoo
+from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.junit import write_junit
+
+# More models than this get a progress bar (on a terminal).
+PROGRESS_FROM = 4
+
+_STYLE = {
+    zoo.OK: "green",
+    zoo.NO_COMPLEX: "dim",
+    zoo.UNSUPPORTED: "yellow",
+    zoo.VALIDATION_FAILED: "red",
+    zoo.ERROR: "red",
+}
+
+
+def _size(n: float) -> str:
+    """Bytes, short: 680B, 8.2K, 1.5M, 2.0G."""
+    for unit in ("B", "K", "M"):
+        if n < 1024:
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024
+    return f"{n:.1f}G"
+
+
+def _error(x: float | None) -> str:
+    return "" if x is None else f"{x:.2g}"
+
+
+def print_table(console: Console, records: list[zoo.ModelRecord], seconds: float) -> None:
+    """One row per model, then the counts by status."""
+    if not console.is_terminal:
+        # CI logs are wide; rich would otherwise fold every row to 80 columns.
+        console.width = max(console.width, 132)
+    table = Table(title="onnx-decomplex zoo", show_edge=False, title_justify="left")
+    for name, justify in [("model", "left"), ("status", "left"), ("complex", "right"),
+                          ("nodes", "right"), ("init bytes", "right"),
+                          ("worst abs err", "right"), ("time", "right")]:  # fmt: skip
+        table.add_column(name, justify=justify, no_wrap=True)
+    for r in records:
+        found = sum(r.complex_found.values())
+        sizes = f"{_size(r.initializer_bytes_before)} -> {_size(r.initializer_bytes_after)}"
+        table.add_row(
+            r.path,
+            f"[{_STYLE[r.status]}]{r.status}[/]",
+            str(found) if found else "",
+            f"{r.nodes_before} -> {r.nodes_after}" if r.nodes_before else "",
+            sizes if r.nodes_before else "",
+            _error(r.worst_abs),
+            f"{(r.rewrite_seconds + r.validate_seconds) * 1000:.0f} ms",
+        )
+    console.print(table)
+    counts = zoo.summarize(records)["by_status"]
+    parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    console.print(f"{len(records)} models: {parts or 'none'} ({seconds:.1f} s)", highlight=False)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Writes through a temporary file, so that a report is whole or absent."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_baseline(path: Path) -> list[zoo.ModelRecord]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise DecomplexError(f"cannot read the baseline: {e}", file=str(path)) from None
+    try:
+        return zoo.records_from_json(data)
+    except (KeyError, TypeError) as e:
+        raise DecomplexError(f"not a report of this tool: {e}", file=str(path)) from None
+
+
+def _run(console, src, dst, options, jobs) -> tuple[list[zoo.ModelRecord], float]:
+    count = len(zoo.find_models(src, exclude=dst))
+    start = time.perf_counter()
+    if count > PROGRESS_FROM and console.is_terminal:
+        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn()]  # fmt: skip
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task("models", total=count)
+            records = zoo.run_folder(
+                src, dst, options, jobs, on_done=lambda r: progress.advance(task)
+            )
+    else:
+        records = zoo.run_folder(src, dst, options, jobs)
+    return records, time.perf_counter() - start
+
+
+def run_folder_mode(
+    console: Console,
+    err: Console,
+    src: Path,
+    dst: Path,
+    options: zoo.Options,
+    *,
+    jobs: int,
+    report: Path | None,
+    junit: Path | None,
+    baseline_path: Path | None,
+    update_baseline: bool,
+    max_error_growth: float,
+    max_node_growth: float,
+) -> int:
+    """Runs the folder, writes the reports, compares; returns the exit status."""
+    if dst.exists() and not dst.is_dir():
+        raise DecomplexError("OUT must be a folder when IN is one", file=str(dst))
+    old = None
+    if baseline_path is not None and baseline_path.exists():
+        old = _read_baseline(baseline_path)
+    elif baseline_path is not None and not update_baseline:
+        raise DecomplexError(
+            "no such baseline (--update-baseline creates it)", file=str(baseline_path)
+        )
+    records, seconds = _run(console, src, dst, options, jobs)
+    if not records:
+        raise DecomplexError("no .onnx files found", file=str(src))
+    print_table(console, records, seconds)
+    data = zoo.to_json(records, src, options, seconds)
+    cmp = None
+    if old is not None:
+        cmp = baseline.compare(
+            old,
+            records,
+            max_error_growth=max_error_growth,
+            max_node_growth=max_node_growth,
+            atol=options.atol,
+        )
+        data["baseline"] = {
+            "path": str(baseline_path),
+            "regressions": [str(c) for c in cmp.regressions],
+            "improvements": [str(c) for c in cmp.improvements],
+            "known_failures": [str(c) for c in cmp.known],
+        }
+        for c in cmp.improvements:
+            console.print(f"[green]improved[/] {c}", highlight=False)
+        for c in cmp.known:
+            console.print(f"[dim]known[/] {c}", highlight=False)
+        for c in cmp.regressions:
+            err.print(f"[red]regression[/] {c}", highlight=False)
+    if report is not None:
+        _write_json(report, data)
+    if junit is not None:
+        write_junit(records, junit, cmp)
+    if update_baseline:
+        _write_json(baseline_path, {k: v for k, v in data.items() if k != "baseline"})
+        console.print(f"baseline {baseline_path} updated", highlight=False)
+        return 0
+    if cmp is not None:
+        if cmp.regressions:
+            err.print(f"error: {len(cmp.regressions)} regression(s) against {baseline_path}")
+            return 1
+        return 0
+    failed = [r for r in records if not r.passed]
+    for r in failed:
+        err.print(f"[red]{r.status}[/] {r.message}", highlight=False)
+    return 1 if failed else 0

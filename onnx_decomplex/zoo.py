@@ -1,0 +1,244 @@
+"""Folder mode: every model under a folder, one record each, one report for all.
+
+A model's failure is recorded, never raised, so one bad file cannot stop the run.
+Records are sorted by path, so a report does not depend on `jobs`.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .errors import DecomplexError, UnsupportedError
+from .pipeline import convert_file
+
+SCHEMA_VERSION = 1
+
+OK, NO_COMPLEX = "ok", "no-complex"
+UNSUPPORTED, VALIDATION_FAILED, ERROR = "unsupported", "validation-failed", "error"
+STATUSES = (OK, NO_COMPLEX, UNSUPPORTED, VALIDATION_FAILED, ERROR)
+PASSING = frozenset({OK, NO_COMPLEX})
+
+
+@dataclass
+class OutputError:
+    """The worst error of one graph output; None where it was infinite."""
+
+    name: str
+    passed: bool
+    max_abs: float | None
+    max_rel: float | None
+
+
+@dataclass
+class ModelRecord:
+    """What happened to one model. Field names are the JSON report's (see README)."""
+
+    path: str
+    status: str
+    message: str = ""
+    complex_found: dict[str, int] = field(default_factory=dict)
+    nodes_before: int = 0
+    nodes_after: int = 0
+    ops_before: dict[str, int] = field(default_factory=dict)
+    ops_after: dict[str, int] = field(default_factory=dict)
+    initializer_bytes_before: int = 0
+    initializer_bytes_after: int = 0
+    reference: str | None = None
+    outputs: list[OutputError] = field(default_factory=list)
+    rewrite_seconds: float = 0.0
+    validate_seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status in PASSING
+
+    @property
+    def worst_abs(self) -> float | None:
+        """The largest max_abs over the outputs, or None with no finite one."""
+        found = [o.max_abs for o in self.outputs if o.max_abs is not None]
+        return max(found) if found else None
+
+
+@dataclass
+class Options:
+    """Per-model options, the same for every model of a run."""
+
+    validate: bool = True
+    input_shapes: dict[str, tuple[int, ...]] | None = None
+    seed: int = 0
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    external_data: bool | None = None
+    mul_strategy: str = "auto"
+
+
+def find_models(root: Path, exclude: Path | None = None) -> list[Path]:
+    """Every .onnx file under `root`, recursively, sorted, skipping `exclude`."""
+    found = []
+    for path in sorted(root.rglob("*.onnx")):
+        if exclude is not None and path.resolve().is_relative_to(exclude.resolve()):
+            continue
+        if path.is_file():
+            found.append(path)
+    return found
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def run_model(src: Path, dst: Path, rel: str, options: Options) -> ModelRecord:
+    """Converts one model and records the outcome; never raises.
+
+    A sibling `NAME.npz` supplies the inputs, and, when it saves them, the outputs
+    that stand in for the reference evaluator (see `validate.load_saved`).
+    """
+    saved = src.with_suffix(".npz")
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        result = convert_file(
+            src,
+            dst,
+            check_numerics=options.validate,
+            input_shapes=options.input_shapes,
+            inputs_file=saved if saved.is_file() else None,
+            seed=options.seed,
+            atol=options.atol,
+            rtol=options.rtol,
+            external_data=options.external_data,
+            mul_strategy=options.mul_strategy,
+        )
+    except UnsupportedError as e:
+        return ModelRecord(rel, UNSUPPORTED, str(e))
+    except DecomplexError as e:
+        return ModelRecord(rel, ERROR, str(e))
+    except Exception as e:  # a bug; recorded so that the other models still run
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        return ModelRecord(rel, ERROR, f"{src}: internal error {type(e).__name__}: {e} "
+                                       f"({Path(where.filename).name}:{where.lineno})")  # fmt: skip
+    report, v = result.report, result.validation
+    record = ModelRecord(
+        rel,
+        OK if report.has_complex else NO_COMPLEX,
+        complex_found=report.found() if report.has_complex else {},
+        nodes_before=sum(report.ops_before.values()),
+        nodes_after=sum(report.ops_after.values()),
+        ops_before=dict(sorted(report.ops_before.items())),
+        ops_after=dict(sorted(report.ops_after.items())),
+        initializer_bytes_before=report.initializer_bytes_before,
+        initializer_bytes_after=report.initializer_bytes_after,
+        rewrite_seconds=report.seconds,
+    )
+    if v is not None:
+        record.reference = v.reference
+        record.validate_seconds = v.reference_seconds + v.runtime_seconds
+        record.outputs = [
+            OutputError(o.name, o.passed, _finite(o.max_abs), _finite(o.max_rel)) for o in v.outputs
+        ]
+        if not v.passed:
+            failed = ", ".join(o.name for o in v.outputs if not o.passed)
+            record.status = VALIDATION_FAILED
+            record.message = f"{src}: validation failed for {failed}"
+    return record
+
+
+def _run_one(args) -> ModelRecord:
+    return run_model(*args)
+
+
+def run_folder(
+    root: Path,
+    out: Path,
+    options: Options,
+    jobs: int = 1,
+    on_done: Callable[[ModelRecord], None] | None = None,
+) -> list[ModelRecord]:
+    """Converts every model under `root` into the same relative path under `out`.
+
+    Args:
+        root: The models folder.
+        out: The output folder; skipped when it lies inside `root`.
+        options: Per-model options.
+        jobs: Models converted at once, each in its own process when over 1.
+        on_done: Called with each record as it completes (for a progress bar).
+
+    Returns:
+        One record per model, sorted by relative path.
+    """
+    tasks = []
+    for src in find_models(root, exclude=out):
+        rel = src.relative_to(root).as_posix()
+        tasks.append((src, out / rel, rel, options))
+    records = []
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            records.append(_run_one(task))
+            if on_done:
+                on_done(records[-1])
+    else:
+        # spawn, not fork: a forked onnxruntime can deadlock on its thread pools.
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            for record in pool.map(_run_one, tasks):
+                records.append(record)
+                if on_done:
+                    on_done(record)
+    return sorted(records, key=lambda r: r.path)
+
+
+def summarize(records: list[ModelRecord]) -> dict:
+    """Counts by status, and totals."""
+    counts = Counter(r.status for r in records)
+    return {
+        "models": len(records),
+        "by_status": {s: counts.get(s, 0) for s in STATUSES},
+        "passed": sum(r.passed for r in records),
+        "failed": sum(not r.passed for r in records),
+        "nodes_before": sum(r.nodes_before for r in records),
+        "nodes_after": sum(r.nodes_after for r in records),
+        "rewrite_seconds": round(sum(r.rewrite_seconds for r in records), 6),
+        "validate_seconds": round(sum(r.validate_seconds for r in records), 6),
+    }
+
+
+def to_json(records: list[ModelRecord], root: Path, options: Options, seconds: float) -> dict:
+    """The JSON report: a version, what was run, the models and a summary."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "models_dir": str(root),
+        "options": {
+            "validate": options.validate,
+            "atol": options.atol,
+            "rtol": options.rtol,
+            "seed": options.seed,
+            "mul_strategy": options.mul_strategy,
+        },
+        "wall_seconds": round(seconds, 6),
+        "models": [asdict(r) for r in records],
+        "summary": summarize(records),
+    }
+
+
+def records_from_json(report: dict) -> list[ModelRecord]:
+    """The model records of a JSON report (a baseline), checking its version."""
+    version = report.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise DecomplexError(
+            f"report schema version {version!r}; this tool reads version {SCHEMA_VERSION}"
+        )
+    records = []
+    for m in report["models"]:
+        outputs = [OutputError(**o) for o in m.get("outputs", [])]
+        records.append(ModelRecord(**{**m, "outputs": outputs}))
+    return records
