@@ -229,6 +229,14 @@ def analyze(
                 a.nodes.append(node)
             continue
         if r is None:
+            made = next((t for t in node.outputs if _is_complex_tensor(t)), None)
+            if made is not None:
+                # A complex value from an op with no rule: its labels are all there is
+                # to go on, and they are enough to refuse it.
+                a.unsupported.append(
+                    Unsupported(node.name, node.op, made.name, str(np.dtype(made.dtype)),
+                                refused.reason(node.op), role="output")
+                )  # fmt: skip
             a.unsupported.extend(_subgraph_unsupported(node, a.complex))
             continue
         outs = r.infer(node, kinds)

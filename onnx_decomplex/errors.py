@@ -68,10 +68,12 @@ class Unsupported:
     dtype: str
     reason: str = "no complex rule"
     path: tuple[str, ...] = ()
+    role: str = "input"
 
     def __str__(self) -> str:
         text = (
-            f"'{self.node}' ({self.op_type}, input '{self.tensor}' is {self.dtype}: {self.reason}"
+            f"'{self.node}' ({self.op_type}, {self.role} '{self.tensor}' is {self.dtype}: "
+            f"{self.reason}"
         )
         if len(self.path) > 1:
             text += f"; path {' -> '.join(self.path)}"

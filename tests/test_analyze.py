@@ -95,6 +95,24 @@ def test_op_with_no_rule_is_refused_as_such():
         decomplex(m)
 
 
+def test_a_complex_value_made_by_an_op_with_no_rule_is_refused():
+    # No complex input, so nothing propagates to it; its output label is complex.
+    m = make_model(
+        [
+            helper.make_node("MyComplexSource", [], ["z"], name="source", domain="custom"),
+            helper.make_node("Neg", ["z"], ["y"]),
+        ],
+        [],
+        [vi("y", np.complex64, [3])],
+    )
+    m.opset_import.append(helper.make_opsetid("custom", 1))
+    m.graph.value_info.append(vi("z", np.complex64, [3]))
+    with pytest.raises(
+        UnsupportedError, match="'source' \\(MyComplexSource, output 'z' is complex64"
+    ):
+        decomplex(m)
+
+
 def test_a_long_path_is_cut_to_its_last_hops():
     nodes = [helper.make_node("Neg", ["a"], ["t0"], name="n0")]
     nodes += [

@@ -1,0 +1,59 @@
+"""Regressions and improvements against a baseline report."""
+
+from onnx_decomplex.baseline import compare
+from onnx_decomplex.zoo import ModelRecord, OutputError
+
+
+def _rec(path="m.onnx", status="ok", err=1e-7, nodes=10):
+    outputs = [OutputError("y", True, err, err)] if status == "ok" else []
+    return ModelRecord(path, status, "why" if status not in ("ok", "no-complex") else "",
+                       nodes_before=5, nodes_after=nodes, outputs=outputs)  # fmt: skip
+
+
+def _whats(changes):
+    return [str(c) for c in changes]
+
+
+def test_same_run_has_no_changes():
+    cmp = compare([_rec()], [_rec()])
+    assert cmp.passed and not cmp.improvements and not cmp.known
+
+
+def test_ok_to_failing_is_a_regression_and_back_is_an_improvement():
+    cmp = compare([_rec()], [_rec(status="unsupported")])
+    assert _whats(cmp.regressions) == ["m.onnx: was ok, now unsupported: why"]
+    cmp = compare([_rec(status="unsupported")], [_rec()])
+    assert cmp.passed and _whats(cmp.improvements) == ["m.onnx: was unsupported, now ok"]
+
+
+def test_the_same_failure_is_known_and_another_is_a_regression():
+    assert compare([_rec(status="error")], [_rec(status="error")]).known
+    cmp = compare([_rec(status="unsupported")], [_rec(status="error")])
+    assert not cmp.passed
+
+
+def test_error_growth_past_the_factor_from_a_floor():
+    # 1e-7 -> 9e-7 is within 10x; 1e-7 -> 2e-6 is not.
+    assert compare([_rec(err=1e-7)], [_rec(err=9e-7)]).passed
+    cmp = compare([_rec(err=1e-7)], [_rec(err=2e-6)])
+    assert "worst error grew from 1e-07 to 2e-06" in _whats(cmp.regressions)[0]
+    # An exact 0 in the baseline is measured from the floor (1% of atol): noise passes.
+    assert compare([_rec(err=0.0)], [_rec(err=5e-7)], atol=1e-5).passed
+    assert not compare([_rec(err=0.0)], [_rec(err=5e-6)], atol=1e-5).passed
+    assert _whats(compare([_rec(err=2e-6)], [_rec(err=1e-7)]).improvements)
+
+
+def test_node_growth_past_the_percentage():
+    assert compare([_rec(nodes=10)], [_rec(nodes=11)]).passed
+    cmp = compare([_rec(nodes=10)], [_rec(nodes=12)], max_node_growth=10)
+    assert _whats(cmp.regressions) == ["m.onnx: node count grew from 10 to 12 (over 10%)"]
+    assert compare([_rec(nodes=10)], [_rec(nodes=12)], max_node_growth=25).passed
+
+
+def test_new_and_missing_models():
+    cmp = compare([_rec("a.onnx")], [_rec("b.onnx", status="error")])
+    assert _whats(cmp.regressions) == [
+        "a.onnx: in the baseline, but not found",
+        "b.onnx: new model, error: why",
+    ]
+    assert compare([], [_rec("new.onnx")]).passed

@@ -1,0 +1,45 @@
+"""Finding models, recording one model's outcome, and reading reports back."""
+
+import json
+
+import pytest
+
+from onnx_decomplex import zoo
+from onnx_decomplex.errors import DecomplexError
+
+
+def test_find_models_is_recursive_sorted_and_skips_the_output_folder(tmp_path):
+    for rel in ["b.onnx", "a/c.onnx", "out/old.onnx", "notes.txt"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"")
+    found = zoo.find_models(tmp_path, exclude=tmp_path / "out")
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a/c.onnx", "b.onnx"]
+
+
+def test_record_of_a_fixture(root, tmp_path):
+    r = zoo.run_model(root / "fixtures" / "beamformer.onnx", tmp_path / "b.onnx", "b.onnx",
+                      zoo.Options())  # fmt: skip
+    assert r.status == "ok" and r.reference == "onnx.reference"
+    assert r.complex_found["inputs"] == 1 and r.complex_found["initializers"] == 1
+    assert r.ops_before["Abs"] == 1 and "Abs" not in r.ops_after
+    # The block weight [[Wr, Wi], [-Wi, Wr]] holds four reals per complex weight: twice the bytes.
+    assert r.initializer_bytes_after >= 2 * r.initializer_bytes_before
+    assert [o.name for o in r.outputs] == ["mean_power"] and r.outputs[0].passed
+    assert r.worst_abs is not None and r.worst_abs < 1e-5
+
+
+def test_saved_outputs_stand_in_for_the_reference(root, tmp_path):
+    src = root / "fixtures" / "jax2onnx" / "complex_table.onnx"
+    r = zoo.run_model(src, tmp_path / "t.onnx", "t.onnx", zoo.Options())
+    assert r.status == "ok" and r.reference == "saved outputs"
+
+
+def test_report_round_trips_and_checks_its_version(root, tmp_path):
+    records = [zoo.run_model(root / "fixtures" / "complex_relu.onnx", tmp_path / "r.onnx",
+                             "r.onnx", zoo.Options())]  # fmt: skip
+    data = json.loads(json.dumps(zoo.to_json(records, root, zoo.Options(), 0.1)))
+    assert zoo.records_from_json(data) == records
+    assert data["summary"]["by_status"]["unsupported"] == 1
+    data["schema_version"] = 99
+    with pytest.raises(DecomplexError, match="schema version 99"):
+        zoo.records_from_json(data)
