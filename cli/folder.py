@@ -58,8 +58,8 @@ def print_table(console: Console, records: list[zoo.ModelRecord], seconds: float
             r.path,
             f"[{_STYLE[r.status]}]{r.status}[/]",
             str(found) if found else "",
-            f"{r.nodes_before} -> {r.nodes_after}" if r.nodes_before else "",
-            sizes if r.nodes_before else "",
+            f"{r.nodes_before} -> {r.nodes_after}" if r.passed else str(r.nodes_before or ""),
+            sizes if r.passed else (_size(r.initializer_bytes_before) if r.nodes_before else ""),
             _error(r.worst_abs),
             f"{(r.rewrite_seconds + r.validate_seconds) * 1000:.0f} ms",
         )

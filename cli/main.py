@@ -30,7 +30,8 @@ EXIT_VALIDATION = 3
     "--external-data/--no-external-data",
     default=None,
     group="Output",
-    help="Keep tensor data in OUT.data beside OUT. Default: only when the model is over 2 GB.",
+    help="Keep tensor data in OUT.data beside OUT. Default: when IN keeps its data that way, "
+    "or the model is over 2 GB.",
 )
 @option(
     "--validate/--no-validate",

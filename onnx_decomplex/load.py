@@ -56,7 +56,16 @@ def _check_external(model: onnx.ModelProto, path: Path) -> None:
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
+    """Reads an ONNX model and its external data (see `read_model`)."""
+    return read_model(path)[0]
+
+
+def read_model(path: str | Path) -> tuple[onnx.ModelProto, bool]:
     """Reads an ONNX model and its external data.
+
+    Returns:
+        The model, with its external data loaded, and whether it had any: a model
+        stored that way is written back that way.
 
     Raises:
         LoadError: The file is missing, not ONNX, truncated, or its external data is
@@ -76,6 +85,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
             "not an ONNX model, or truncated: it has no IR version or no graph outputs",
             file=str(path),
         )
+    had_external = bool(external_tensors(model))
     _check_external(model, path)
     try:
         load_external_data_for_model(model, str(path.parent))
@@ -85,4 +95,4 @@ def load_model(path: str | Path) -> onnx.ModelProto:
         onnx.checker.check_model(model)
     except Exception as e:
         raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
-    return model
+    return model, had_external

@@ -13,7 +13,7 @@ import onnx_graphsurgeon as gs
 from .analyze import analyze
 from .check import check, find_complex
 from .errors import DecomplexError, UnsupportedError
-from .load import load_model
+from .load import read_model
 from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
 from .save import check_paths, copy_model, save_model
@@ -217,10 +217,12 @@ def convert_file(
     src, dst = Path(src), Path(dst)
     try:
         check_paths(src, dst)
-        model = load_model(src)
+        model, had_external = read_model(src)
         out, report = decomplex(model, mul_strategy=mul_strategy)
         if not report.has_complex:
-            return FileResult(report, None, copy_model(src, model, dst))
+            return FileResult(report, None, copy_model(src, model, dst, had_external))
+        if external_data is None and had_external:
+            external_data = True  # stored that way, written back that way
         written = save_model(out, dst, external_data)
         result = None
         if check_numerics:

@@ -10,7 +10,6 @@ from pathlib import Path
 import onnx
 
 from .errors import SaveError
-from .load import external_tensors
 
 TWO_GB = 2**31
 """Protobuf cannot serialize a message this large; such models must use external data."""
@@ -93,11 +92,13 @@ def save_model(
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def copy_model(src: str | Path, model: onnx.ModelProto, dst: str | Path) -> list[Path]:
-    """Writes an unchanged model: the same bytes when it is one file, else re-saved
-    with its external data beside `dst`."""
+def copy_model(
+    src: str | Path, model: onnx.ModelProto, dst: str | Path, external: bool
+) -> list[Path]:
+    """Writes an unchanged model: the same bytes when it is one file, else (`external`)
+    re-saved with its external data beside `dst`."""
     src, dst = Path(src), Path(dst)
-    if external_tensors(onnx.load(str(src), load_external_data=False)):
+    if external:
         return save_model(model, dst, external_data=True)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)

@@ -12,13 +12,16 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import onnx
 
 from . import __version__
 from .errors import DecomplexError, UnsupportedError
 from .pipeline import convert_file
+from .report import initializer_bytes, op_histogram
 
 SCHEMA_VERSION = 1
 
@@ -96,6 +99,20 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
+def _failed(src: Path, rel: str, status: str, message: str) -> ModelRecord:
+    """A failed model's record, with what its file says before any rewrite."""
+    record = ModelRecord(rel, status, message)
+    try:
+        model = onnx.load(str(src), load_external_data=False)
+    except Exception:  # the model itself may be what failed
+        return record
+    ops = op_histogram(model)
+    record.nodes_before = sum(ops.values())
+    record.ops_before = dict(sorted(ops.items()))
+    record.initializer_bytes_before = initializer_bytes(model)
+    return record
+
+
 def run_model(src: Path, dst: Path, rel: str, options: Options) -> ModelRecord:
     """Converts one model and records the outcome; never raises.
 
@@ -118,13 +135,13 @@ def run_model(src: Path, dst: Path, rel: str, options: Options) -> ModelRecord:
             mul_strategy=options.mul_strategy,
         )
     except UnsupportedError as e:
-        return ModelRecord(rel, UNSUPPORTED, str(e))
+        return _failed(src, rel, UNSUPPORTED, str(e))
     except DecomplexError as e:
-        return ModelRecord(rel, ERROR, str(e))
+        return _failed(src, rel, ERROR, str(e))
     except Exception as e:  # a bug; recorded so that the other models still run
         where = traceback.extract_tb(e.__traceback__)[-1]
-        return ModelRecord(rel, ERROR, f"{src}: internal error {type(e).__name__}: {e} "
-                                       f"({Path(where.filename).name}:{where.lineno})")  # fmt: skip
+        return _failed(src, rel, ERROR, f"{src}: internal error {type(e).__name__}: {e} "
+                                        f"({Path(where.filename).name}:{where.lineno})")  # fmt: skip
     report, v = result.report, result.validation
     record = ModelRecord(
         rel,
@@ -188,10 +205,10 @@ def run_folder(
         # spawn, not fork: a forked onnxruntime can deadlock on its thread pools.
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            for record in pool.map(_run_one, tasks):
-                records.append(record)
+            for future in as_completed([pool.submit(_run_one, t) for t in tasks]):
+                records.append(future.result())
                 if on_done:
-                    on_done(record)
+                    on_done(records[-1])
     return sorted(records, key=lambda r: r.path)
 
 

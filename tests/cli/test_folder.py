@@ -138,7 +138,7 @@ def test_one_corrupt_model_does_not_stop_the_others(tmp_path):
 
 
 def test_external_data_stays_beside_its_output(tmp_path):
-    _, out, _ = _run(tmp_path, "--external-data")
+    _, out, _ = _run(tmp_path)  # stored with external data: written back that way
     written = out / "a" / "external.onnx"
     model = onnx.load(written, load_external_data=False)
     locations = {
