@@ -16,8 +16,9 @@ from onnx_decomplex import baseline, zoo
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.junit import write_junit
 
-# More models than this get a progress bar (on a terminal).
+# More models than this, or a model this large, get a progress bar (on a terminal).
 PROGRESS_FROM = 4
+PROGRESS_FROM_BYTES = 100 * 2**20
 
 _STYLE = {
     zoo.OK: "green",
@@ -95,9 +96,11 @@ def _read_baseline(path: Path) -> list[zoo.ModelRecord]:
 
 
 def _run(console, src, dst, options, jobs) -> tuple[list[zoo.ModelRecord], float]:
-    count = len(zoo.find_models(src, exclude=dst))
+    models = zoo.find_models(src, exclude=dst)
+    count = len(models)
+    large = any(m.stat().st_size >= PROGRESS_FROM_BYTES for m in models)
     start = time.perf_counter()
-    if count > PROGRESS_FROM and console.is_terminal:
+    if (count > PROGRESS_FROM or large) and console.is_terminal:
         columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn()]  # fmt: skip
         with Progress(*columns, console=console, transient=True) as progress:

@@ -184,3 +184,22 @@ def test_folder_options_need_a_folder(tmp_path):
 def test_missing_baseline_is_an_error(tmp_path):
     result = invoke(FIXTURES, tmp_path / "out", "--baseline", tmp_path / "nope.json")
     assert result.exit_code == 1 and "--update-baseline creates it" in result.stderr
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from onnx_decomplex import zoo
+    from onnx_decomplex.cli import folder
+
+    src = tmp_path / "models"
+    src.mkdir()
+    for i in range(folder.PROGRESS_FROM + 1):
+        shutil.copy(FIXTURES / "complex_io.onnx", src / f"m{i}.onnx")
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=100)
+    records, _ = folder._run(console, src, tmp_path / "out", zoo.Options(), 1)
+    assert [r.status for r in records] == ["ok"] * (folder.PROGRESS_FROM + 1)
+    assert "models" in buffer.getvalue()  # the bar's label was drawn
