@@ -189,10 +189,10 @@ def test_missing_baseline_is_an_error(tmp_path):
 def test_progress_bar_on_a_terminal(tmp_path):
     import io
 
+    from onnx_decomplex.cli import folder
     from rich.console import Console
 
     from onnx_decomplex import zoo
-    from onnx_decomplex.cli import folder
 
     src = tmp_path / "models"
     src.mkdir()
