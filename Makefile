@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: run test test-slow zoo zoo-baseline lint format fixtures fixtures-jax coverage clean
+.PHONY: run test test-slow bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +25,18 @@ test: $(STAMP)
 ## test-slow: only the cases marked slow
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+## bench: time rewritten models against hand-written real graphs (ratios), with a plot
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/run.py
+
+## bench-quick: the same at small sizes, to check that the harness runs
+bench-quick: $(BENCH_STAMP)
+	$(BIN)/python bench/run.py --quick --out out/bench-quick
 
 ## zoo: the model-zoo regression: every fixture, against the committed baseline
 zoo: $(STAMP)

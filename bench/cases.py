@@ -1,0 +1,366 @@
+"""Benchmark cases: a complex model for the tool, and hand-written real baselines.
+
+Each case gives the complex model, feeds for the rewritten (packed) model, and one
+or more real-valued graphs a person would write by hand for the same job, with
+their feeds. Every baseline computes the same numbers as the rewrite; the harness
+checks that before it times anything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parent.parent
+F32, C64 = TensorProto.FLOAT, TensorProto.COMPLEX64
+
+
+def _fixtures():
+    spec = importlib.util.spec_from_file_location(
+        "make_fixtures", ROOT / "fixtures" / "make_fixtures.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_fixtures"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+FIXTURES = _fixtures()
+
+
+@dataclass
+class Baseline:
+    name: str
+    model: onnx.ModelProto
+    feeds: dict[str, np.ndarray]
+    goal: float | None = None  # the largest tool / baseline ratio the issue accepts
+
+
+@dataclass
+class Case:
+    name: str
+    model: onnx.ModelProto  # the complex model the tool rewrites
+    feeds: dict[str, np.ndarray]  # for the rewritten model: complex inputs packed
+    baselines: list[Baseline] = field(default_factory=list)
+    mul_strategy: str = "auto"
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=18) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "bench", inputs, outputs, list(inits))
+    ir = 11 if opset >= 23 else 8
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir)
+
+
+def _vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _init(name, value):
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def _crandn(rng, shape) -> np.ndarray:
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+def _pack(z: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.stack([z.real, z.imag], -1).astype(np.float32))
+
+
+def _n(op, ins, outs, **attrs):
+    return helper.make_node(op, ins, outs, **attrs)
+
+
+# ---- RoPE -----------------------------------------------------------------------------
+
+
+def _rope_exporter(b, s, h, d, table_input: bool) -> onnx.ModelProto:
+    """The PyTorch exporter's real lowering of view_as_real(view_as_complex(x) * f):
+    Slice x4, Mul x4, Sub, Add, Concat (plus the two Reshapes of the layout)."""
+    half = d // 2
+    seq = "seq" if table_input else s
+    one, zero, two = np.array([1]), np.array([0]), np.array([2])
+    last = np.array([-1])
+    nodes = [
+        _n("Reshape", ["xq", "pairs"], ["xp"]),
+        _n("Slice", ["xp", "zero", "one", "last"], ["xr"]),
+        _n("Slice", ["xp", "one", "two", "last"], ["xi"]),
+        _n("Slice", ["f", "zero", "one", "last"], ["fr"]),
+        _n("Slice", ["f", "one", "two", "last"], ["fi"]),
+        _n("Mul", ["xr", "fr"], ["a"]),
+        _n("Mul", ["xi", "fi"], ["b"]),
+        _n("Mul", ["xr", "fi"], ["c"]),
+        _n("Mul", ["xi", "fr"], ["e"]),
+        _n("Sub", ["a", "b"], ["re"]),
+        _n("Add", ["c", "e"], ["im"]),
+        _n("Concat", ["re", "im"], ["yp"], axis=-1),
+        _n("Reshape", ["yp", "flat"], ["xq_out"]),
+    ]
+    inits = [_init("pairs", [0, 0, 0, -1, 2]), _init("flat", [0, 0, 0, -1]), _init("zero", zero),
+             _init("one", one), _init("two", two), _init("last", last)]  # fmt: skip
+    inputs = [_vi("xq", F32, ["batch", seq, h, d])]
+    if table_input:
+        inputs.append(_vi("freqs", F32, [seq, half, 2]))
+        nodes.insert(0, _n("Reshape", ["freqs", "fshape"], ["f"]))
+        inits.append(_init("fshape", [1, -1, 1, half, 2]))
+    else:
+        table = FIXTURES.freqs_cis(s, d)
+        inits.append(_init("f", _pack(table).reshape(1, s, 1, half, 2)))
+    return _model(nodes, inputs, [_vi("xq_out", F32, ["batch", seq, h, d])], inits)
+
+
+def _rope_rotary23(b, s, h, d) -> onnx.ModelProto:
+    """One opset-23 RotaryEmbedding node, on the [B, S, H*D] layout, with its caches."""
+    table = FIXTURES.freqs_cis(s, d)
+    nodes = [
+        _n("Reshape", ["xq", "to3"], ["x3"]),
+        _n("RotaryEmbedding", ["x3", "cos", "sin", "pos"], ["y3"], interleaved=1, num_heads=h),
+        _n("Reshape", ["y3", "to4"], ["xq_out"]),
+    ]
+    inits = [_init("to3", [0, 0, -1]), _init("to4", [0, 0, h, d]),
+             _init("cos", table.real.astype(np.float32)), _init("sin", table.imag.astype(np.float32)),
+             _init("pos", np.tile(np.arange(s, dtype=np.int64), (b, 1)))]  # fmt: skip
+    return _model(nodes, [_vi("xq", F32, [b, s, h, d])], [_vi("xq_out", F32, [b, s, h, d])],
+                  inits, opset=23)  # fmt: skip
+
+
+def rope_llama(rng, b=1, s=1024, h=32, d=128) -> Case:
+    x = rng.standard_normal((b, s, h, d)).astype(np.float32)
+    feeds = {"xq": x}
+    return Case(
+        "rope_llama",
+        FIXTURES.rope(freqs_as_input=False, seq_len=s, heads=h, head_dim=d),
+        feeds,
+        [
+            Baseline("exporter lowering", _rope_exporter(b, s, h, d, False), feeds, goal=1.0),
+            Baseline("RotaryEmbedding-23", _rope_rotary23(b, s, h, d), feeds, goal=None),
+        ],
+    )
+
+
+def rope_symbolic_seq(rng, b=1, s=1024, h=32, d=128) -> Case:
+    x = rng.standard_normal((b, s, h, d)).astype(np.float32)
+    table = FIXTURES.freqs_cis(s, d)
+    feeds = {"xq": x, "freqs_cis": _pack(table)}
+    return Case(
+        "rope_symbolic_seq",
+        FIXTURES.rope(freqs_as_input=True, seq_len=s, heads=h, head_dim=d),
+        feeds,
+        [
+            Baseline(
+                "exporter lowering",
+                _rope_exporter(b, s, h, d, True),
+                {"xq": x, "freqs": _pack(table)},
+                goal=1.0,
+            )
+        ],  # fmt: skip
+    )
+
+
+# ---- elementwise ----------------------------------------------------------------------
+
+
+def _pair_graph(n: int, body, outputs_shape) -> onnx.ModelProto:
+    """Packed a, b in; Split each into [..., 1] parts; `body` makes the result parts
+    from (ar, ai, br, bi); one Concat out. What a person writes by hand."""
+    nodes = [
+        _n("Split", ["a"], ["ar", "ai"], axis=-1, num_outputs=2),
+        _n("Split", ["b"], ["br", "bi"], axis=-1, num_outputs=2),
+    ]
+    re, im = body(nodes, "ar", "ai", "br", "bi")
+    nodes.append(_n("Concat", [re, im], ["y"], axis=-1))
+    return _model(nodes, [_vi("a", F32, [n, 2]), _vi("b", F32, [n, 2])], [_vi("y", F32, [n, 2])])
+
+
+class _Ops:
+    """Names fresh tensors for hand-written pair-form bodies."""
+
+    def __init__(self, nodes):
+        self.nodes, self.i = nodes, 0
+
+    def __call__(self, op, *ins):
+        self.i += 1
+        out = f"t{self.i}"
+        self.nodes.append(_n(op, list(ins), [out]))
+        return out
+
+    def mul(self, ar, ai, br, bi):
+        return (self("Sub", self("Mul", ar, br), self("Mul", ai, bi)),
+                self("Add", self("Mul", ar, bi), self("Mul", ai, br)))  # fmt: skip
+
+
+def _complex_model(nodes, n, names=("a", "b")) -> onnx.ModelProto:
+    return _model(nodes, [_vi(x, C64, [n]) for x in names], [_vi("y", C64, [n])])
+
+
+def elementwise_mul(rng, n=4 * 2**20, strategy="four") -> Case:
+    a, b = _crandn(rng, n), _crandn(rng, n)
+    feeds = {"a": _pack(a), "b": _pack(b)}
+    hand = _pair_graph(n, lambda nodes, *p: _Ops(nodes).mul(*p), [n, 2])
+    return Case(
+        f"elementwise_mul_4M ({strategy})",
+        _complex_model([_n("Mul", ["a", "b"], ["y"])], n),
+        feeds,
+        [Baseline("hand-written pairs", hand, feeds, goal=1.0)],
+        mul_strategy=strategy,
+    )
+
+
+CHAIN = ["Mul", "Add", "Mul", "Sub", "Mul", "Add", "Mul", "Sub", "Mul", "Add"]
+
+
+def chain10(rng, n=2**20) -> Case:
+    """y = (((a*b + b)*b - b)*b + ...): ten complex ops on runtime values."""
+    a, b = _crandn(rng, n), _crandn(rng, n)
+    feeds = {"a": _pack(a), "b": _pack(b)}
+    nodes, prev = [], "a"
+    for i, op in enumerate(CHAIN):
+        out = "y" if i == len(CHAIN) - 1 else f"c{i}"
+        nodes.append(_n(op, [prev, "b"], [out]))
+        prev = out
+
+    def body(nodes, ar, ai, br, bi):
+        ops = _Ops(nodes)
+        re, im = ar, ai
+        for op in CHAIN:
+            if op == "Mul":
+                re, im = ops.mul(re, im, br, bi)
+            else:
+                re, im = ops(op, re, br), ops(op, im, bi)
+        return re, im
+
+    return Case(
+        "chain_of_10",
+        _complex_model(nodes, n),
+        feeds,
+        [Baseline("hand-written pairs", _pair_graph(n, body, [n, 2]), feeds, goal=1.2)],
+    )
+
+
+# ---- MatMul ---------------------------------------------------------------------------
+
+
+def _four_matmul(rows, k, m, weight: np.ndarray | None) -> onnx.ModelProto:
+    """x (packed) @ W with four real MatMuls; W constant parts, or a packed input."""
+    nodes = [_n("Split", ["x"], ["xr3", "xi3"], axis=-1, num_outputs=2),
+             _n("Squeeze", ["xr3", "last"], ["xr"]), _n("Squeeze", ["xi3", "last"], ["xi"])]  # fmt: skip
+    inits = [_init("last", [-1])]
+    inputs = [_vi("x", F32, [rows, k, 2])]
+    if weight is None:
+        inputs.append(_vi("w", F32, [k, m, 2]))
+        nodes += [_n("Split", ["w"], ["wr3", "wi3"], axis=-1, num_outputs=2),
+                  _n("Squeeze", ["wr3", "last"], ["wr"]), _n("Squeeze", ["wi3", "last"], ["wi"])]  # fmt: skip
+    else:
+        inits += [
+            _init("wr", weight.real.astype(np.float32)),
+            _init("wi", weight.imag.astype(np.float32)),
+        ]
+    nodes += [
+        _n("MatMul", ["xr", "wr"], ["a"]), _n("MatMul", ["xi", "wi"], ["b"]),
+        _n("MatMul", ["xr", "wi"], ["c"]), _n("MatMul", ["xi", "wr"], ["e"]),
+        _n("Sub", ["a", "b"], ["re"]), _n("Add", ["c", "e"], ["im"]),
+        _n("Unsqueeze", ["re", "last"], ["re3"]), _n("Unsqueeze", ["im", "last"], ["im3"]),
+        _n("Concat", ["re3", "im3"], ["y"], axis=-1),
+    ]  # fmt: skip
+    return _model(nodes, inputs, [_vi("y", F32, [rows, m, 2])], inits)
+
+
+def _doubled_matmul(rows, k, m, weight) -> onnx.ModelProto:
+    """A plain real MatMul of the doubled size, [rows, 2k] @ [2k, 2m], on interleaved
+    (re, im) columns: the weight holds [[wr, wi], [-wi, wr]] for each complex entry."""
+    big = np.empty((k, 2, m, 2), np.float32)
+    big[:, 0, :, 0], big[:, 0, :, 1] = weight.real, weight.imag
+    big[:, 1, :, 0], big[:, 1, :, 1] = -weight.imag, weight.real
+    return _model([_n("MatMul", ["x", "w"], ["y"])], [_vi("x", F32, [rows, 2 * k])],
+                  [_vi("y", F32, [rows, 2 * m])], [_init("w", big.reshape(2 * k, 2 * m))])  # fmt: skip
+
+
+def matmul_constant(rng, rows=256, k=1024, m=1024) -> Case:
+    x, w = _crandn(rng, (rows, k)), _crandn(rng, (k, m)) / np.float32(np.sqrt(k))
+    feeds = {"x": _pack(x)}
+    model = _model([_n("MatMul", ["x", "w"], ["y"])], [_vi("x", C64, [rows, k])],
+                   [_vi("y", C64, [rows, m])], [_init("w", w)])  # fmt: skip
+    doubled = _doubled_matmul(rows, k, m, w)
+    x2 = feeds["x"].reshape(rows, 2 * k)
+    return Case(
+        "matmul_constant_1024",
+        model,
+        feeds,
+        [
+            Baseline("four MatMuls", _four_matmul(rows, k, m, w), feeds, goal=0.6),
+            Baseline("real MatMul, doubled", doubled, {"x": x2}, goal=1.2),
+        ],
+    )
+
+
+def matmul_runtime(rng, rows=256, k=1024, m=1024, strategy="gauss") -> Case:
+    x, w = _crandn(rng, (rows, k)), _crandn(rng, (k, m)) / np.float32(np.sqrt(k))
+    feeds = {"x": _pack(x), "w": _pack(w)}
+    model = _model([_n("MatMul", ["x", "w"], ["y"])], [_vi("x", C64, [rows, k]), _vi("w", C64, [k, m])],
+                   [_vi("y", C64, [rows, m])])  # fmt: skip
+    return Case(
+        f"matmul_runtime_1024 ({strategy})",
+        model,
+        feeds,
+        [Baseline("four MatMuls", _four_matmul(rows, k, m, None), feeds)],
+        mul_strategy=strategy,
+    )
+
+
+# ---- FNet -----------------------------------------------------------------------------
+
+
+def fnet(rng, b=8, s=128, d=256) -> Case:
+    """FNet mixing: Re(DFT_seq(DFT_hidden(x))), from a real input."""
+    x = rng.standard_normal((b, s, d)).astype(np.float32)
+    complex_model = _model(
+        [
+            _n("Cast", ["x"], ["xc"], to=C64),
+            _n("DFT", ["xc"], ["f1"], axis=2),
+            _n("DFT", ["f1"], ["f2"], axis=1),
+            _n("Cast", ["f2"], ["y"], to=F32),
+        ],
+        [_vi("x", F32, [b, s, d])],
+        [_vi("y", F32, [b, s, d])],
+        opset=17,
+    )
+    hand = _model(
+        [
+            _n("Unsqueeze", ["x", "last"], ["x1"]),  # a real signal: [..., 1]
+            _n("DFT", ["x1"], ["f1"], axis=2),
+            _n("DFT", ["f1"], ["f2"], axis=1),
+            _n("Gather", ["f2", "zero"], ["y"], axis=-1),
+        ],
+        [_vi("x", F32, [b, s, d])],
+        [_vi("y", F32, [b, s, d])],
+        [_init("last", [-1]), _init("zero", np.array(0, np.int64))],
+        opset=17,
+    )
+    feeds = {"x": x}
+    return Case(
+        "fnet_dft", complex_model, feeds, [Baseline("hand-written DFTs", hand, feeds, goal=1.0)]
+    )
+
+
+def all_cases(rng, quick: bool = False) -> list[Case]:
+    """Every case; `quick` shrinks the sizes so that a smoke run takes seconds."""
+    if quick:
+        return [
+            rope_llama(rng, s=64, h=4, d=32), rope_symbolic_seq(rng, s=64, h=4, d=32),
+            elementwise_mul(rng, n=4096), chain10(rng, n=4096),
+            matmul_constant(rng, rows=8, k=32, m=32), matmul_runtime(rng, rows=8, k=32, m=32),
+            matmul_runtime(rng, rows=8, k=32, m=32, strategy="four"),
+            elementwise_mul(rng, n=4096, strategy="gauss"), fnet(rng, b=2, s=8, d=16),
+        ]  # fmt: skip
+    return [
+        rope_llama(rng), rope_symbolic_seq(rng), elementwise_mul(rng), chain10(rng),
+        matmul_constant(rng), matmul_runtime(rng, strategy="gauss"),
+        matmul_runtime(rng, strategy="four"), elementwise_mul(rng, strategy="gauss"),
+        fnet(rng),
+    ]  # fmt: skip

@@ -1,0 +1,177 @@
+"""`make bench`: time each rewritten model against hand-written real baselines.
+
+Every number is a ratio, tool / baseline, measured in the same process with the
+two sessions interleaved run by run, so that the machine's drift hits both alike.
+onnxruntime runs on the CPU with one intra-op thread. Before timing, the rewrite's
+outputs are checked against each baseline's: a ratio of graphs that compute
+different things would mean nothing.
+
+    python bench/run.py [--quick] [--runs N] [--out bench/results]
+
+writes results.json (every median, ratio, goal and the numerical differences) and
+results.png (the ratios against their goals).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cases import Case, all_cases  # noqa: E402
+
+from onnx_decomplex import decomplex  # noqa: E402
+
+
+def session(model: onnx.ModelProto) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3
+    return ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+
+
+def interleaved_medians(first, second, warmup: int, runs: int) -> tuple[float, float]:
+    """Median seconds of two (session, feeds) pairs, timed alternately after a warm-up."""
+    for _ in range(warmup):
+        for sess, feeds in (first, second):
+            sess.run(None, feeds)
+    times = ([], [])
+    for _ in range(runs):
+        for (sess, feeds), spent in zip((first, second), times, strict=True):
+            start = time.perf_counter()
+            sess.run(None, feeds)
+            spent.append(time.perf_counter() - start)
+    return float(np.median(times[0])), float(np.median(times[1]))
+
+
+def _close(x: np.ndarray, y: np.ndarray) -> float:
+    """The largest difference, relative to the largest magnitude."""
+    scale = max(float(np.max(np.abs(y))), 1e-30)
+    return float(np.max(np.abs(x - y))) / scale
+
+
+def run_case(case: Case, warmup: int, runs: int) -> dict:
+    start = time.perf_counter()
+    out, report = decomplex(case.model, mul_strategy=case.mul_strategy)
+    rewrite_s = time.perf_counter() - start
+    tool = session(out)
+    (tool_y,) = tool.run(None, case.feeds)
+    result = {
+        "case": case.name,
+        "mul_strategy": case.mul_strategy,
+        "rewrite_seconds": rewrite_s,
+        "ops": dict(sorted(report.ops_after.items())),
+        "baselines": [],
+    }
+    for b in case.baselines:
+        base = session(b.model)
+        (base_y,) = base.run(None, b.feeds)
+        diff = _close(tool_y.reshape(base_y.shape), base_y)
+        if diff > 1e-3:
+            raise SystemExit(f"{case.name}: the rewrite and '{b.name}' differ by {diff:.2g}")
+        t_tool, t_base = interleaved_medians((tool, case.feeds), (base, b.feeds), warmup, runs)
+        result["baselines"].append(
+            {
+                "baseline": b.name,
+                "tool_ms": t_tool * 1e3,
+                "baseline_ms": t_base * 1e3,
+                "ratio": t_tool / t_base,
+                "goal": b.goal,
+                "met": None if b.goal is None else t_tool / t_base <= b.goal,
+                "max_rel_diff": diff,
+            }
+        )
+    return result
+
+
+def print_table(results: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="tool / baseline (median, 1 thread, CPU)", title_justify="left")
+    for col in ["case", "baseline", "tool ms", "baseline ms", "ratio", "goal", "rel diff"]:
+        table.add_column(col, justify="left" if col in ("case", "baseline") else "right")
+    for r in results:
+        for b in r["baselines"]:
+            goal = "" if b["goal"] is None else f"<= {b['goal']:g}"
+            mark = "" if b["met"] is None else (" [green]met[/]" if b["met"] else " [red]missed[/]")
+            table.add_row(r["case"], b["baseline"], f"{b['tool_ms']:.2f}", f"{b['baseline_ms']:.2f}",
+                          f"{b['ratio']:.2f}", goal + mark, f"{b['max_rel_diff']:.1g}")  # fmt: skip
+    Console(width=140).print(table)
+
+
+def plot(results: list[dict], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot (pip install '.[bench]')")
+        return False
+    rows = [
+        (f"{r['case']}\nvs {b['baseline']}", b["ratio"], b["goal"])
+        for r in results
+        for b in r["baselines"]
+    ]
+    fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.5))
+    y = np.arange(len(rows))
+    colors = [
+        "tab:gray" if g is None else ("tab:green" if v <= g else "tab:red") for _, v, g in rows
+    ]
+    ax.barh(y, [v for _, v, _ in rows], color=colors)
+    for i, (_, v, g) in enumerate(rows):
+        if g is not None:
+            ax.plot([g, g], [i - 0.4, i + 0.4], color="black", linewidth=2)
+        ax.text(v, i, f" {v:.2f}", va="center", fontsize=8)
+    ax.axvline(1.0, color="gray", linestyle=":")
+    ax.set_yticks(y, [label for label, _, _ in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("tool / baseline time (lower is better; black bar: goal)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, few runs: a smoke test")
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    args = parser.parse_args()
+    runs = 5 if args.quick else args.runs
+    rng = np.random.default_rng(0)
+    results = []
+    for case in all_cases(rng, quick=args.quick):
+        print(f"{case.name} ...", flush=True)
+        results.append(run_case(case, args.warmup, runs))
+    print_table(results)
+    args.out.mkdir(parents=True, exist_ok=True)
+    meta = {"onnxruntime": ort.__version__, "onnx": onnx.__version__, "machine": platform.machine(),
+            "processor": platform.processor(), "python": platform.python_version(),
+            "runs": runs, "warmup": args.warmup, "quick": args.quick}  # fmt: skip
+    (args.out / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    plotted = plot(results, args.out / "results.png")
+    print(
+        f"wrote {args.out / 'results.json'}"
+        + (f" and {args.out / 'results.png'}" if plotted else "")
+    )
+
+
+if __name__ == "__main__":
+    main()
