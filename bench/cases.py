@@ -166,7 +166,7 @@ def rope_symbolic_seq(rng, b=1, s=1024, h=32, d=128) -> Case:
 # ---- elementwise ----------------------------------------------------------------------
 
 
-def _pair_graph(n: int, body, outputs_shape) -> onnx.ModelProto:
+def _pair_graph(n: int, body) -> onnx.ModelProto:
     """Packed a, b in; Split each into [..., 1] parts; `body` makes the result parts
     from (ar, ai, br, bi); one Concat out. What a person writes by hand."""
     nodes = [
@@ -202,7 +202,7 @@ def _complex_model(nodes, n, names=("a", "b")) -> onnx.ModelProto:
 def elementwise_mul(rng, n=4 * 2**20, strategy="four") -> Case:
     a, b = _crandn(rng, n), _crandn(rng, n)
     feeds = {"a": _pack(a), "b": _pack(b)}
-    hand = _pair_graph(n, lambda nodes, *p: _Ops(nodes).mul(*p), [n, 2])
+    hand = _pair_graph(n, lambda nodes, *p: _Ops(nodes).mul(*p))
     return Case(
         f"elementwise_mul_4M ({strategy})",
         _complex_model([_n("Mul", ["a", "b"], ["y"])], n),
@@ -239,7 +239,7 @@ def chain10(rng, n=2**20) -> Case:
         "chain_of_10",
         _complex_model(nodes, n),
         feeds,
-        [Baseline("hand-written pairs", _pair_graph(n, body, [n, 2]), feeds, goal=1.2)],
+        [Baseline("hand-written pairs", _pair_graph(n, body), feeds, goal=1.2)],
     )
 
 
