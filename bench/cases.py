@@ -8,7 +8,6 @@ checks that before it times anything.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,17 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 F32, C64 = TensorProto.FLOAT, TensorProto.COMPLEX64
 
 
-def _fixtures():
-    spec = importlib.util.spec_from_file_location(
-        "make_fixtures", ROOT / "fixtures" / "make_fixtures.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_fixtures"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-FIXTURES = _fixtures()
+# The RoPE builder and freqs_cis table are the fixtures' own, at Llama sizes.
+sys.path.insert(0, str(ROOT / "fixtures"))
+import make_fixtures as FIXTURES  # noqa: E402
 
 
 @dataclass

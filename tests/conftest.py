@@ -3,11 +3,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+# helpers, and the scripts the tests exercise: the fixture generator and the bench.
+ROOT = Path(__file__).resolve().parent.parent
+for folder in (Path(__file__).parent, ROOT / "fixtures", ROOT / "bench"):
+    sys.path.insert(0, str(folder))
 
 from helpers import OPSETS, PRECISIONS  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(params=OPSETS, ids=lambda o: f"opset{o}")

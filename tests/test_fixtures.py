@@ -1,27 +1,12 @@
 """The shipped fixtures: up to date with their generator, and each one converts."""
 
-import importlib.util
-import sys
-
+import make_fixtures as GEN
 import onnx
 import pytest
 from conftest import ROOT
 from helpers import assert_rewrites
 
 from onnx_decomplex import UnsupportedError, decomplex
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location(
-        "make_fixtures", ROOT / "fixtures" / "make_fixtures.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_fixtures"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-GEN = _generator()
 
 
 @pytest.mark.parametrize("name", sorted(GEN.FIXTURES))

@@ -3,25 +3,13 @@
 No timing is asserted here: speed is measured by `make bench`, never by tests.
 """
 
-import importlib.util
 import json
 import sys
 
+import cases as CASES
 import numpy as np
 import pytest
-from conftest import ROOT
-
-
-def _load(name):
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-RUN = _load("run")
-CASES = _load("cases")
+import run as RUN
 
 
 @pytest.mark.parametrize("index", range(len(CASES.all_cases(np.random.default_rng(0), quick=True))))
