@@ -15,6 +15,7 @@ from rich.table import Table
 from onnx_decomplex import baseline, zoo
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.junit import write_junit
+from onnx_decomplex.pipeline import ConvertOptions
 
 # More models than this, or a model this large, get a progress bar (on a terminal).
 PROGRESS_FROM = 4
@@ -118,7 +119,7 @@ def run_folder_mode(
     err: Console,
     src: Path,
     dst: Path,
-    options: zoo.Options,
+    options: ConvertOptions,
     *,
     jobs: int,
     report: Path | None,

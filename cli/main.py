@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from onnx_decomplex import __version__, zoo
+from onnx_decomplex import __version__
 from onnx_decomplex.baseline import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.pipeline import MUL_STRATEGIES, convert_file
+from onnx_decomplex.pipeline import MUL_STRATEGIES, ConvertOptions
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
 
@@ -21,6 +21,12 @@ from .output import print_summary, print_validation
 
 EXIT_ERROR = 1
 EXIT_VALIDATION = 3
+
+
+def _exit_with(error: DecomplexError) -> None:
+    """The one-line error, and exit status 1."""
+    click.echo(f"error: {error}", err=True)
+    sys.exit(EXIT_ERROR)
 
 
 @click.command(cls=GroupedCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -174,6 +180,19 @@ def main(
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
     folder_only = {"--jobs": jobs != 1, "--report": report, "--junit": junit,
                    "--baseline": baseline_path, "--update-baseline": update_baseline}  # fmt: skip
+    try:
+        shapes = parse_shapes(input_shapes)
+    except DecomplexError as e:
+        _exit_with(e)
+    options = ConvertOptions(
+        validate=validate,
+        input_shapes=shapes,
+        seed=seed,
+        atol=atol,
+        rtol=rtol,
+        external_data=external_data,
+        mul_strategy=mul_strategy,
+    )
     if src.is_dir():
         if load_inputs:
             raise click.UsageError(
@@ -181,15 +200,6 @@ def main(
             )
         if update_baseline and baseline_path is None:
             raise click.UsageError("--update-baseline needs --baseline PATH")
-        options = zoo.Options(
-            validate=validate,
-            input_shapes=parse_shapes(input_shapes),
-            seed=seed,
-            atol=atol,
-            rtol=rtol,
-            external_data=external_data,
-            mul_strategy=mul_strategy,
-        )
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         try:
             status = run_folder_mode(
@@ -207,28 +217,15 @@ def main(
                 max_node_growth=max_node_growth,
             )
         except DecomplexError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(EXIT_ERROR)
+            _exit_with(e)
         sys.exit(status)
     given = [name for name, value in folder_only.items() if value]
     if given:
         raise click.UsageError(f"{', '.join(given)}: only when IN is a folder")
     try:
-        result = convert_file(
-            src,
-            dst,
-            check_numerics=validate,
-            input_shapes=parse_shapes(input_shapes),
-            inputs_file=load_inputs,
-            seed=seed,
-            atol=atol,
-            rtol=rtol,
-            external_data=external_data,
-            mul_strategy=mul_strategy,
-        )
+        result = options.convert(src, dst, inputs_file=load_inputs)
     except DecomplexError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(EXIT_ERROR)
+        _exit_with(e)
     print_summary(console, result, verbose)
     print_validation(console, result)
     if not result.ok:

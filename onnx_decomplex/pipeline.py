@@ -175,6 +175,35 @@ def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
 
 
 @dataclass
+class ConvertOptions:
+    """The options of `convert_file` that stay the same from one model to the next
+    (every model of a folder run shares them)."""
+
+    validate: bool = True
+    input_shapes: dict[str, tuple[int, ...]] | None = None
+    seed: int = 0
+    atol: float = DEFAULT_ATOL
+    rtol: float = DEFAULT_RTOL
+    external_data: bool | None = None
+    mul_strategy: str = "auto"
+
+    def convert(self, src, dst, inputs_file=None) -> FileResult:
+        """`convert_file(src, dst)` with these options."""
+        return convert_file(
+            src,
+            dst,
+            check_numerics=self.validate,
+            input_shapes=self.input_shapes,
+            inputs_file=inputs_file,
+            seed=self.seed,
+            atol=self.atol,
+            rtol=self.rtol,
+            external_data=self.external_data,
+            mul_strategy=self.mul_strategy,
+        )
+
+
+@dataclass
 class FileResult:
     """The outcome of `convert_file`.
 

@@ -20,7 +20,7 @@ import onnx
 
 from . import __version__
 from .errors import DecomplexError, UnsupportedError
-from .pipeline import convert_file
+from .pipeline import ConvertOptions
 from .report import initializer_bytes, op_histogram
 
 SCHEMA_VERSION = 1
@@ -71,19 +71,6 @@ class ModelRecord:
         return max(found) if found else None
 
 
-@dataclass
-class Options:
-    """Per-model options, the same for every model of a run."""
-
-    validate: bool = True
-    input_shapes: dict[str, tuple[int, ...]] | None = None
-    seed: int = 0
-    atol: float = 1e-5
-    rtol: float = 1e-4
-    external_data: bool | None = None
-    mul_strategy: str = "auto"
-
-
 def find_models(root: Path, exclude: Path | None = None) -> list[Path]:
     """Every .onnx file under `root`, recursively, sorted, skipping `exclude`."""
     found = []
@@ -113,7 +100,7 @@ def _failed(src: Path, rel: str, status: str, message: str) -> ModelRecord:
     return record
 
 
-def run_model(src: Path, dst: Path, rel: str, options: Options) -> ModelRecord:
+def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelRecord:
     """Converts one model and records the outcome; never raises.
 
     A sibling `NAME.npz` supplies the inputs, and, when it saves them, the outputs
@@ -122,18 +109,7 @@ def run_model(src: Path, dst: Path, rel: str, options: Options) -> ModelRecord:
     saved = src.with_suffix(".npz")
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
-        result = convert_file(
-            src,
-            dst,
-            check_numerics=options.validate,
-            input_shapes=options.input_shapes,
-            inputs_file=saved if saved.is_file() else None,
-            seed=options.seed,
-            atol=options.atol,
-            rtol=options.rtol,
-            external_data=options.external_data,
-            mul_strategy=options.mul_strategy,
-        )
+        result = options.convert(src, dst, inputs_file=saved if saved.is_file() else None)
     except UnsupportedError as e:
         return _failed(src, rel, UNSUPPORTED, str(e))
     except DecomplexError as e:
@@ -175,7 +151,7 @@ def _run_one(args) -> ModelRecord:
 def run_folder(
     root: Path,
     out: Path,
-    options: Options,
+    options: ConvertOptions,
     jobs: int = 1,
     on_done: Callable[[ModelRecord], None] | None = None,
 ) -> list[ModelRecord]:
@@ -227,7 +203,9 @@ def summarize(records: list[ModelRecord]) -> dict:
     }
 
 
-def to_json(records: list[ModelRecord], root: Path, options: Options, seconds: float) -> dict:
+def to_json(
+    records: list[ModelRecord], root: Path, options: ConvertOptions, seconds: float
+) -> dict:
     """The JSON report: a version, what was run, the models and a summary."""
     return {
         "schema_version": SCHEMA_VERSION,

@@ -6,6 +6,7 @@ import pytest
 
 from onnx_decomplex import zoo
 from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.pipeline import ConvertOptions
 
 
 def test_find_models_is_recursive_sorted_and_skips_the_output_folder(tmp_path):
@@ -18,7 +19,7 @@ def test_find_models_is_recursive_sorted_and_skips_the_output_folder(tmp_path):
 
 def test_record_of_a_fixture(root, tmp_path):
     r = zoo.run_model(root / "fixtures" / "beamformer.onnx", tmp_path / "b.onnx", "b.onnx",
-                      zoo.Options())  # fmt: skip
+                      ConvertOptions())  # fmt: skip
     assert r.status == "ok" and r.reference == "onnx.reference"
     assert r.complex_found["inputs"] == 1 and r.complex_found["initializers"] == 1
     assert r.ops_before["Abs"] == 1 and "Abs" not in r.ops_after
@@ -30,14 +31,14 @@ def test_record_of_a_fixture(root, tmp_path):
 
 def test_saved_outputs_stand_in_for_the_reference(root, tmp_path):
     src = root / "fixtures" / "jax2onnx" / "complex_table.onnx"
-    r = zoo.run_model(src, tmp_path / "t.onnx", "t.onnx", zoo.Options())
+    r = zoo.run_model(src, tmp_path / "t.onnx", "t.onnx", ConvertOptions())
     assert r.status == "ok" and r.reference == "saved outputs"
 
 
 def test_report_round_trips_and_checks_its_version(root, tmp_path):
     records = [zoo.run_model(root / "fixtures" / "complex_relu.onnx", tmp_path / "r.onnx",
-                             "r.onnx", zoo.Options())]  # fmt: skip
-    data = json.loads(json.dumps(zoo.to_json(records, root, zoo.Options(), 0.1)))
+                             "r.onnx", ConvertOptions())]  # fmt: skip
+    data = json.loads(json.dumps(zoo.to_json(records, root, ConvertOptions(), 0.1)))
     assert zoo.records_from_json(data) == records
     assert data["summary"]["by_status"]["unsupported"] == 1
     data["schema_version"] = 99

@@ -17,6 +17,7 @@ from onnx_decomplex.cli.main import main
 from onnx_decomplex import cmath
 from onnx_decomplex.analyze import analyze
 from onnx_decomplex.load import load_model
+from onnx_decomplex.pipeline import ConvertOptions
 from onnx_decomplex.rules import registry
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -192,14 +193,12 @@ def test_progress_bar_on_a_terminal(tmp_path):
     from onnx_decomplex.cli import folder
     from rich.console import Console
 
-    from onnx_decomplex import zoo
-
     src = tmp_path / "models"
     src.mkdir()
     for i in range(folder.PROGRESS_FROM + 1):
         shutil.copy(FIXTURES / "complex_io.onnx", src / f"m{i}.onnx")
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=100)
-    records, _ = folder._run(console, src, tmp_path / "out", zoo.Options(), 1)
+    records, _ = folder._run(console, src, tmp_path / "out", ConvertOptions(), 1)
     assert [r.status for r in records] == ["ok"] * (folder.PROGRESS_FROM + 1)
     assert "models" in buffer.getvalue()  # the bar's label was drawn
