@@ -202,3 +202,9 @@ def test_progress_bar_on_a_terminal(tmp_path):
     records, _ = folder._run(console, src, tmp_path / "out", ConvertOptions(), 1)
     assert [r.status for r in records] == ["ok"] * (folder.PROGRESS_FROM + 1)
     assert "models" in buffer.getvalue()  # the bar's label was drawn
+
+
+def test_bad_input_shapes_in_folder_mode_is_one_line(tmp_path):
+    result = invoke(FIXTURES, tmp_path / "out", "--input-shapes", "z:[4")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: bad shape spec 'z:[4': missing ']'"
