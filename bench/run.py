@@ -64,7 +64,9 @@ def _close(x: np.ndarray, y: np.ndarray) -> float:
 
 def run_case(case: Case, warmup: int, runs: int) -> dict:
     start = time.perf_counter()
-    out, report = decomplex(case.model, mul_strategy=case.mul_strategy)
+    out, report = decomplex(
+        case.model, mul_strategy=case.mul_strategy, target_opset=case.target_opset
+    )
     rewrite_s = time.perf_counter() - start
     tool = session(out)
     (tool_y,) = tool.run(None, case.feeds)

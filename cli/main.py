@@ -93,6 +93,13 @@ def _exit_with(error: DecomplexError) -> None:
     "auto: four for elementwise Mul, three for MatMul, Gemm and convolutions.",
 )
 @option(
+    "--target-opset",
+    type=click.IntRange(min=11),
+    group="Rewrite",
+    help="Convert the model to this opset first (upgrades only). At 23 or newer, RoPE's "
+    "complex-times-position-table becomes one RotaryEmbedding node.",
+)
+@option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -156,6 +163,7 @@ def main(
     atol,
     rtol,
     mul_strategy,
+    target_opset,
     jobs,
     report,
     junit,
@@ -192,6 +200,7 @@ def main(
         rtol=rtol,
         external_data=external_data,
         mul_strategy=mul_strategy,
+        target_opset=target_opset,
     )
     if src.is_dir():
         if load_inputs:

@@ -40,6 +40,8 @@ NUMPY = SimpleNamespace(
     less=np.less,
     equal=np.equal,
     where=np.where,
+    split_halves=lambda x, axis: np.split(x, 2, axis),
+    concat=lambda parts, axis: np.concatenate(parts, axis),
 )
 
 
@@ -119,6 +121,46 @@ def conj(ops, a):
     """conj(ar + i ai) = ar - i ai"""
     ar, ai = a
     return ar, ops.neg(ai)
+
+
+def mul_packed(ops, z, w_re2, w_im2):
+    """z w on the packed layout, where w_re2 = (wr, wr) and w_im2 = (-wi, wi) on the
+    last axis and swap(z) = (zi, zr):
+
+    z w_re2 + swap(z) w_im2 = (zr wr - zi wi, zi wr + zr wi)
+    """
+    zr, zi = ops.split_halves(z, -1)
+    return ops.add(ops.mul(z, w_re2), ops.mul(ops.concat([zi, zr], -1), w_im2))
+
+
+def _times(ops, x, y):
+    return None if x is None or y is None else ops.mul(x, y)
+
+
+def _plus(ops, x, y):
+    return x if y is None else y if x is None else ops.add(x, y)
+
+
+def _minus(ops, x, y):
+    return x if y is None else ops.neg(y) if x is None else ops.sub(x, y)
+
+
+def mul_sparse(ops, a, b):
+    """(ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br), where a part given
+    as None is zero: every product with it is dropped, and a result part that is
+    all dropped products comes back as None.
+    """
+    (ar, ai), (br, bi) = a, b
+    re = _minus(ops, _times(ops, ar, br), _times(ops, ai, bi))
+    im = _plus(ops, _times(ops, ar, bi), _times(ops, ai, br))
+    return re, im
+
+
+def add_sparse(ops, a, b, subtract: bool = False):
+    """(ar + i ai) +- (br + i bi) = (ar +- br) + i (ai +- bi), a None part being zero."""
+    (ar, ai), (br, bi) = a, b
+    combine = _minus if subtract else _plus
+    return combine(ops, ar, br), combine(ops, ai, bi)
 
 
 def abs2(ops, a):

@@ -65,6 +65,7 @@ class Context:
         self.emitted = 0
         self._packed: dict[str, gs.Tensor] = {}
         self._pair: dict[str, tuple] = {}
+        self._sparse: dict[str, tuple] = {}
         self._const: dict[str, np.ndarray] = {}
         self._alias: dict[str, str] = {}
         self._casts: dict[tuple[str, str], gs.Tensor] = {}
@@ -80,6 +81,7 @@ class Context:
         for mine, theirs in (
             (self._packed, ctx._packed),
             (self._pair, ctx._pair),
+            (self._sparse, ctx._sparse),
             (self._const, ctx._const),
             (self._alias, ctx._alias),
             (self._casts, ctx._casts),
@@ -157,15 +159,61 @@ class Context:
 
     def set_packed(self, out: gs.Tensor, packed: gs.Tensor) -> None:
         """Records `packed` (shape S + [2]) as the packed form of complex value `out`."""
-        self._packed[out.name] = packed
+        self._packed[self._key(out)] = packed
 
     def set_pair(self, out: gs.Tensor, re: Part, im: Part) -> None:
         """Records (re, im) as the pair form of complex value `out`."""
         if _is_np(re) and _is_np(im):
             value = (re + 1j * im).astype(self.dtype(out))
             self.set_constant(out, value)
-        else:
-            self._pair[out.name] = (re, im)
+            return
+        self._pair[out.name] = (re, im)
+        source = self._gathered_from(re, im, self.real_dtype(out))
+        if source is not None:
+            self._packed.setdefault(out.name, source)
+
+    def set_parts(self, out: gs.Tensor, re: Part | None, im: Part | None) -> None:
+        """Records (re, im) where one part may be None: known to be zero, and not made.
+
+        A real value cast to complex is (x, None); times i, it is (None, x). Products
+        and sums then skip the zero part, and a pair or packed form is only made
+        when a rule asks for one.
+        """
+        if re is not None and im is not None:
+            self.set_pair(out, re, im)
+            return
+        part = re if re is not None else im
+        if _is_np(part):
+            zero = np.zeros_like(part)
+            self.set_pair(out, *((part, zero) if re is not None else (zero, part)))
+            return
+        self._sparse[out.name] = (re, im)
+
+    def known_zero_parts(self, t: gs.Tensor, dtype: np.dtype | None = None) -> tuple | None:
+        """(re, im) with the part known to be zero as None, or None when neither is.
+
+        That is a value recorded by `set_parts`, or a constant whose imaginary (or
+        real) part is all zero.
+        """
+        dtype = np.dtype(dtype or self.real_dtype(t))
+        key = self._key(t)
+        if key in self._sparse:
+            parts = self._sparse[key]
+            if dtype == self.real_dtype(t):
+                return parts
+            return tuple(None if p is None else self._cast_part(p, dtype) for p in parts)
+        value = self.constant(t)
+        if value is None or value.size == 0:
+            return None
+        if not np.any(value.imag):
+            return value.real.astype(dtype), None
+        if not np.any(value.real):
+            return None, value.imag.astype(dtype)
+        return None
+
+    def has_known_zero(self, t: gs.Tensor) -> bool:
+        """True for a runtime complex value with a part known to be zero."""
+        return self.is_complex(t) and self._key(t) in self._sparse
 
     def set_constant(self, out: gs.Tensor, value: np.ndarray) -> None:
         """Records a complex value known at rewrite time; forms are made in numpy."""
@@ -201,9 +249,15 @@ class Context:
         Layout rules then act on each part, rather than pay a pack and an unpack.
         """
         return any(
-            self.is_complex(t) and self._key(t) in self._pair and self._key(t) not in self._packed
+            self.is_complex(t)
+            and (self._key(t) in self._pair or self._key(t) in self._sparse)
+            and self._key(t) not in self._packed
             for t in ts
         )
+
+    def has_packed(self, t: gs.Tensor) -> bool:
+        """True when complex value `t` already exists as a packed tensor."""
+        return self._key(t) in self._packed
 
     def packed(self, t: gs.Tensor, dtype: np.dtype | None = None) -> gs.Tensor:
         """The packed form (shape S + [2]) of complex value `t`, converting once if needed.
@@ -233,10 +287,21 @@ class Context:
             packed = gs.Constant(self.unique(f"{name}_packed"), cmath.pack(self._const[name]))
         elif name in self._pair:
             packed = self.pack_parts(*self._pair[name], name=f"{name}_packed")
+        elif name in self._sparse and self.rank(t) is not None:
+            packed = self._pad_part(*self._sparse[name], rank=self.rank(t), name=f"{name}_packed")
+        elif name in self._sparse:
+            packed = self.pack_parts(*self._pair_form(t), name=f"{name}_packed")
         else:
             raise RuntimeError(f"complex value '{name}' has no form yet")
         self._packed[name] = packed
         return packed
+
+    def _pad_part(self, re, im, rank: int, name: str) -> gs.Tensor:
+        """The packed form of (re, 0) or (0, im): the part with a zero padded beside it."""
+        part = self.unsqueeze(re if re is not None else im, [-1], name=f"{name}_u")
+        pads = np.zeros(2 * (rank + 1), np.int64)
+        pads[-1 if re is not None else rank] = 1  # after the real part, or before the imaginary
+        return self.emit("Pad", [part, pads], name=name)
 
     def pair(self, t: gs.Tensor, dtype: np.dtype | None = None) -> tuple:
         """The (re, im) form of complex value `t`, converting once if needed.
@@ -255,18 +320,47 @@ class Context:
             return self._pair[name]
         if name in self._const:
             parts = cmath.split(self._const[name])
+        elif name in self._sparse:
+            re, im = self._sparse[name]
+            zero = self.zeros_like(
+                re if re is not None else im, self.real_dtype(t), name=f"{name}_zero"
+            )
+            parts = (zero, im) if re is None else (re, zero)
         elif name in self._packed:
-            packed = self._packed[name]
+            # One Split reads the packed tensor once; two Gathers would read it twice.
+            halves = self.split_halves(self._packed[name], -1, name=f"{name}_split")
             parts = tuple(
-                self.emit(
-                    "Gather", [packed, np.array(i, np.int64)], {"axis": -1}, name=f"{name}_{r}"
-                )
-                for i, r in ((0, "re"), (1, "im"))
+                self.squeeze(h, [-1], name=f"{name}_{r}") for h, r in zip(halves, ("re", "im"))
             )
         else:
             raise RuntimeError(f"complex value '{name}' has no form yet")
         self._pair[name] = parts
         return parts
+
+    def _gathered_from(self, re, im, dtype: np.dtype) -> gs.Tensor | None:
+        """P when `re` is Gather(P, 0) and `im` is Gather(P, 1) on P's last axis, of size 2.
+
+        P is then already the packed layout of (re, im): a model that views interleaved
+        real pairs as complex numbers (RoPE's view_as_complex) does this.
+        """
+        nodes = []
+        for part in (re, im):
+            if not isinstance(part, gs.Variable) or len(part.inputs) != 1:
+                return None
+            nodes.append(part.inputs[0])
+        sources = {id(n.inputs[0]) for n in nodes}
+        p = nodes[0].inputs[0]
+        if len(sources) != 1 or p.shape is None or not p.shape or p.shape[-1] != 2:
+            return None
+        if p.dtype is None or np.dtype(p.dtype) != np.dtype(dtype):
+            return None
+        for node, index in zip(nodes, (0, 1), strict=True):
+            if node.op != "Gather" or node.attrs.get("axis", 0) not in (-1, len(p.shape) - 1):
+                return None
+            at = self.constant(node.inputs[1])
+            if at is None or at.shape != () or int(at) != index:
+                return None
+        return p
 
     # ---- real operands -----------------------------------------------------------------
 
@@ -284,12 +378,13 @@ class Context:
             )
         return self._casts[key]
 
-    def zeros_like(self, part: Part, dtype: np.dtype) -> Part:
+    def zeros_like(self, part: Part, dtype: np.dtype, name: str | None = None) -> Part:
         """Zeros of `part`'s shape: the imaginary part of a real value."""
         if _is_np(part):
             return np.zeros(part.shape, dtype)
         zero = helper.make_tensor("value", onnx_of(dtype), [1], [0])
-        return self.emit("ConstantOfShape", [self.emit("Shape", [part])], {"value": zero})
+        shape = self.emit("Shape", [part], name=name and f"{name}_shape")
+        return self.emit("ConstantOfShape", [shape], {"value": zero}, name=name)
 
     def as_pair(self, t: gs.Tensor, dtype: np.dtype, full: bool = False) -> tuple:
         """The (re, im) form of `t`, complex or real, as `dtype`.
@@ -410,10 +505,10 @@ class Context:
         """Squeeze with axes as an input (opset 13+) or an attribute."""
         return self._axes_op("Squeeze", x, axes, name)
 
-    def split_halves(self, x, axis: int):
+    def split_halves(self, x, axis: int, name: str | None = None):
         """Two equal halves of `x` along `axis` (num_outputs is required from opset 18)."""
         attrs = {"axis": axis, "num_outputs": 2} if self.opset >= 18 else {"axis": axis}
-        return self.emit("Split", [x], attrs, outputs=2)
+        return self.emit("Split", [x], attrs, outputs=2, name=name)
 
     def reduce(self, op: str, x, axes, keepdims: int = 1, name: str | None = None):
         """A Reduce* op with axes as an input (ReduceSum 13+, others 18+) or an attribute."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import onnx
 import onnx.inliner
+import onnx.version_converter
 import onnx_graphsurgeon as gs
 
 from .analyze import analyze
@@ -42,6 +43,30 @@ def _with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
 MUL_STRATEGIES = ("auto", "four", "gauss")
 
 
+def upgrade_opset(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
+    """`model` converted to default-domain opset `target` by onnx.version_converter.
+
+    Only upgrades: a newer opset can say more (RotaryEmbedding, from 23), an older
+    one could lose meaning. The IR version is raised to what the opset needs.
+    """
+    current = default_opset(model)
+    if target < current:
+        raise DecomplexError(
+            f"target opset {target} is older than the model's opset {current}; "
+            "only upgrades are done"
+        )
+    if target == current:
+        return model
+    try:
+        converted = onnx.version_converter.convert_version(model, target)
+    except Exception as e:  # the converter raises bare RuntimeErrors
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise DecomplexError(f"cannot convert opset {current} to {target}: {first}") from None
+    needed = onnx.helper.find_min_ir_version_for(list(converted.opset_import))
+    converted.ir_version = max(model.ir_version, needed)
+    return converted
+
+
 def _inline_complex_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     """Inlines the model-local functions whose calls take or make complex values.
 
@@ -67,7 +92,7 @@ def _inline_complex_functions(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def decomplex(
-    model: onnx.ModelProto, *, mul_strategy: str = "auto"
+    model: onnx.ModelProto, *, mul_strategy: str = "auto", target_opset: int | None = None
 ) -> tuple[onnx.ModelProto, Report]:
     """Rewrites every complex value of `model` into the packed-real layout.
 
@@ -80,6 +105,9 @@ def decomplex(
         mul_strategy: Products of two runtime complex operands: "four" real
             products, "gauss" (three), or "auto" (four for elementwise Mul, three
             for MatMul, Gemm and convolutions).
+        target_opset: Convert the model to this default-domain opset first (only
+            upgrades). At 23 or newer, a complex value times a position table
+            becomes one RotaryEmbedding node.
 
     Returns:
         The rewritten model, checked by shape inference and the full ONNX checker
@@ -91,6 +119,8 @@ def decomplex(
         DecomplexError: Anything else that stops the rewrite.
     """
     start = time.perf_counter()
+    if target_opset is not None:
+        model = upgrade_opset(model, target_opset)
     opset = default_opset(model)
     if opset < MIN_OPSET:
         raise DecomplexError(f"opset {opset} is older than the oldest supported, {MIN_OPSET}")
@@ -186,6 +216,7 @@ class ConvertOptions:
     rtol: float = DEFAULT_RTOL
     external_data: bool | None = None
     mul_strategy: str = "auto"
+    target_opset: int | None = None
 
     def convert(self, src, dst, inputs_file=None) -> FileResult:
         """`convert_file(src, dst)` with these options."""
@@ -200,6 +231,7 @@ class ConvertOptions:
             rtol=self.rtol,
             external_data=self.external_data,
             mul_strategy=self.mul_strategy,
+            target_opset=self.target_opset,
         )
 
 
@@ -234,6 +266,7 @@ def convert_file(
     rtol: float = DEFAULT_RTOL,
     external_data: bool | None = None,
     mul_strategy: str = "auto",
+    target_opset: int | None = None,
 ) -> FileResult:
     """The main job: load, rewrite, check, save atomically, then validate.
 
@@ -247,8 +280,8 @@ def convert_file(
     try:
         check_paths(src, dst)
         model, had_external = read_model(src)
-        out, report = decomplex(model, mul_strategy=mul_strategy)
-        if not report.has_complex:
+        out, report = decomplex(model, mul_strategy=mul_strategy, target_opset=target_opset)
+        if not report.has_complex and out is model:
             return FileResult(report, None, copy_model(src, model, dst, had_external))
         if external_data is None and had_external:
             external_data = True  # stored that way, written back that way

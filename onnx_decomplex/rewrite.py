@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
+from onnx.reference import ReferenceEvaluator
 
 from .analyze import Analysis
 from .context import Context
 from .dtypes import real_of
-from .rules import registry
+from .rules import patterns, registry
 
 
 def _packed_shape(t: gs.Tensor) -> list | None:
@@ -68,7 +71,10 @@ def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
         ctx.set_constant(tensors[name], tensors[name].values)
     for node in analysis.nodes:
         ctx.node = node
-        registry.get(node.op, node.domain or "").fn(ctx, node)
+        if not _fold(ctx, node):
+            registry.get(node.op, node.domain or "").fn(ctx, node)
+    touched = {id(n) for n in analysis.nodes}
+    patterns.fold_view_as_real(ctx, [n for n in graph.nodes if id(n) not in touched])
     ctx.node = None
     rewritten = {id(n) for n in analysis.nodes if id(n) not in ctx.kept}
     for node in analysis.nodes:
@@ -76,6 +82,43 @@ def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
             node.inputs.clear()
             node.outputs.clear()
     graph.nodes = [n for n in graph.nodes if id(n) not in rewritten]
+
+
+# Data movement on a constant is done once, here, rather than at every run: a table
+# reshaped for broadcasting stays a constant, and rules can see its values.
+FOLDED = frozenset(
+    {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Slice", "Concat",
+     "Expand", "Tile", "Gather", "Split"}
+)  # fmt: skip
+MAX_FOLDED_ELEMENTS = 1 << 24
+
+
+def _fold(ctx: Context, node: gs.Node) -> bool:
+    """Computes a data-movement node whose inputs are all constants, in numpy."""
+    if node.op not in FOLDED or node.domain not in ("", "ai.onnx", None):
+        return False
+    if not all(ctx.is_complex(t) for t in node.outputs):
+        return False
+    feeds = {}
+    for t in node.inputs:
+        value = ctx.constant(t) if t.name else np.array([])
+        if value is None:
+            return False
+        feeds[t.name] = value
+    feeds.pop("", None)
+    proto = onnx.helper.make_node(
+        node.op, [t.name for t in node.inputs], [t.name for t in node.outputs], **node.attrs
+    )
+    try:
+        values = ReferenceEvaluator(proto, opsets={"": ctx.opset}).run(None, feeds)
+    except Exception:  # the rule will say what is wrong, if anything is
+        return False
+    if sum(v.size for v in values) > MAX_FOLDED_ELEMENTS:
+        return False
+    for t, value in zip(node.outputs, values, strict=True):
+        ctx.set_constant(t, value)
+    ctx.explain("data movement on a constant, done at rewrite time")
+    return True
 
 
 def _bind_outputs(ctx: Context, outputs: list[gs.Tensor], claimed: set[int]) -> list[gs.Tensor]:

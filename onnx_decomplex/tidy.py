@@ -19,6 +19,31 @@ def name_nodes(graph: gs.Graph) -> None:
         taken.add(name)
 
 
+def _drop_identities(graph: gs.Graph) -> None:
+    """Makes the producer of an Identity's input produce its output directly.
+
+    A rule that must give a result a fixed name (a real output, a view_as_real)
+    copies it with Identity while other, later unused nodes still read the result.
+    Once those are gone, the copy is not needed.
+    """
+    kept = {id(t) for t in [*graph.inputs, *graph.outputs]}
+    for node in graph.nodes:
+        if node.op != "Identity" or not node.inputs or not node.outputs:
+            continue
+        src = node.inputs[0]
+        if not isinstance(src, gs.Variable) or id(src) in kept:
+            continue
+        if len(src.inputs) != 1 or len(src.outputs) != 1:
+            continue
+        producer = src.inputs[0]
+        dst = node.outputs[0]
+        node.inputs.clear()
+        node.outputs.clear()
+        producer.outputs[producer.outputs.index(src)] = dst
+
+
 def tidy(graph: gs.Graph) -> gs.Graph:
     """Removes what the rewrite left unused and sorts nodes topologically."""
+    graph.cleanup(remove_unused_graph_inputs=False)
+    _drop_identities(graph)
     return graph.cleanup(remove_unused_graph_inputs=False).toposort()

@@ -43,12 +43,40 @@ def parts(z):
         (cmath.mul_i, (parts(A),), 1j * A),
         (cmath.mul_neg_i, (parts(A),), -1j * A),
         (lambda ops, a, b: cmath.mul(ops, a, b, gauss=True), (parts(A), parts(B)), A * B),
+        (cmath.mul_sparse, ((A.real, None), parts(B)), A.real * B),
+        (cmath.mul_sparse, ((None, A.imag), parts(B)), 1j * A.imag * B),
+        (cmath.mul_sparse, ((A.real, None), (None, B.imag)), A.real * 1j * B.imag),
+        (cmath.mul_sparse, (parts(A), parts(B)), A * B),
+        (cmath.add_sparse, ((A.real, None), (None, B.imag)), A.real + 1j * B.imag),
+        (cmath.add_sparse, ((A.real, None), parts(B)), A.real + B),
+        (
+            lambda ops, a, b: cmath.add_sparse(ops, a, b, subtract=True),
+            ((None, A.imag), parts(B)),
+            1j * A.imag - B,
+        ),  # fmt: skip
     ],
 )
 def test_formula_matches_numpy(helper, args, expected):
     re, im = helper(NUMPY, *args)
+    # The sparse helpers give None for a part that is all zero.
+    re, im = (np.zeros(expected.shape) if p is None else p for p in (re, im))
     np.testing.assert_allclose(np.broadcast_to(re, expected.shape), expected.real, rtol=1e-12)
     np.testing.assert_allclose(np.broadcast_to(im, expected.shape), expected.imag, rtol=1e-12)
+
+
+def test_sparse_helpers_leave_an_all_zero_part_unmade():
+    assert cmath.mul_sparse(NUMPY, (R, None), (R, None))[1] is None
+    assert cmath.mul_sparse(NUMPY, (None, R), (R, None))[0] is None
+    assert cmath.add_sparse(NUMPY, (R, None), (R, None))[1] is None
+
+
+def test_mul_packed_matches_numpy():
+    z = cmath.pack(A.reshape(5, 1) * np.ones((5, 3)))
+    w = B[:3]
+    w_re2 = np.stack([w.real, w.real], -1)
+    w_im2 = np.stack([-w.imag, w.imag], -1)
+    got = cmath.unpack(cmath.mul_packed(NUMPY, z, w_re2, w_im2))
+    np.testing.assert_allclose(got, cmath.unpack(z) * w, rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])

@@ -1,7 +1,7 @@
 """Value forms: a conversion is emitted at most once per value, and constants fold."""
 
 import numpy as np
-from helpers import assert_rewrites, make_model, op_types, vi
+from helpers import assert_rewrites, init, make_model, op_types, vi
 from onnx import helper
 
 
@@ -17,7 +17,7 @@ def test_packed_input_split_once_for_many_pair_consumers():
         [vi("y", np.complex64, [4])],
     )
     out = assert_rewrites(m)
-    assert op_types(out).count("Gather") == 4  # a and b, two parts each
+    assert op_types(out).count("Split") == 2  # a and b, once each
     assert op_types(out).count("Concat") == 1  # only y is packed, at the output
 
 
@@ -33,7 +33,7 @@ def test_elementwise_chain_has_no_conversion_ping_pong():
     )
     out = assert_rewrites(m)
     ops = op_types(out)
-    assert ops.count("Concat") == 1 and ops.count("Gather") == 4
+    assert ops.count("Concat") == 1 and ops.count("Split") == 2
 
 
 def test_output_name_taken_by_renaming_not_identity():
@@ -45,3 +45,34 @@ def test_output_name_taken_by_renaming_not_identity():
     out = assert_rewrites(m)
     assert op_types(out) == ["Transpose"]
     assert out.graph.node[0].output[0] == "y"
+
+
+def _gathered(indices=(0, 1), last=2, axis=-1, precision=np.complex64):
+    """z = Cast(Gather(p, i0)) + Cast(Gather(p, i1)) i, then z times z."""
+    real = np.float32 if precision == np.complex64 else np.float64
+    cplx = helper.np_dtype_to_tensor_dtype(np.dtype(precision))
+    nodes = [
+        helper.make_node("Gather", ["p", "i0"], ["re"], axis=axis),
+        helper.make_node("Gather", ["p", "i1"], ["im"], axis=axis),
+        helper.make_node("Cast", ["re"], ["rc"], to=cplx),
+        helper.make_node("Cast", ["im"], ["ic"], to=cplx),
+        helper.make_node("Mul", ["ic", "j"], ["ij"]),
+        helper.make_node("Add", ["rc", "ij"], ["z"]),
+        helper.make_node("Mul", ["z", "w"], ["y"]),
+    ]
+    inits = [init("i0", np.array(indices[0])), init("i1", np.array(indices[1])),
+             init("j", np.array(1j, precision)),
+             init("w", (np.arange(5) + 1j).astype(precision))]  # fmt: skip
+    return make_model(nodes, [vi("p", real, [3, 5, last])], [vi("y", precision, [3, 5])], inits)
+
+
+def test_real_pairs_viewed_as_complex_are_already_packed():
+    out = assert_rewrites(_gathered())
+    # The product reads p itself: no Gather, Cast or zero part is left.
+    assert op_types(out) == ["Add", "Concat", "Mul", "Mul", "Split"]
+
+
+def test_pairs_that_are_not_the_packed_layout_are_not_taken_for_it():
+    for model in (_gathered(last=3), _gathered(indices=(1, 0)), _gathered(indices=(0, 2), last=3)):
+        out = assert_rewrites(model)
+        assert "Split" not in op_types(out)

@@ -2,6 +2,8 @@
 
     Mul(z, w)  -> (zr wr - zi wi, zr wi + zi wr)
     Mul(z, r)  -> (zr r, zi r)             # r real: scales both parts
+    Mul(z, w)  -> z (wr, wr) + swap(z) (-wi, wi)   # z packed, w a constant or a table
+    Mul(z, w)  -> RotaryEmbedding           # opset 23+, see rotary.py
     Add(z, w)  -> (zr + wr, zi + wi)       # also Add on the packed layout
     Add(z, r)  -> (zr + r, zi)             # r real: touches the real part only
     Sub        -> likewise, with r - z = (r - zr, -zi)
@@ -30,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cmath
-from . import patterns
+from . import patterns, rotary
 from .registry import real_outputs, rule
 
 
@@ -64,13 +66,57 @@ def _times_constant(ctx, y, z, c: np.ndarray, dtype) -> bool:
 
 def _product(ctx, y, a, b, dtype):
     """y = a * b for two complex values."""
+    if ctx.has_known_zero(a) or ctx.has_known_zero(b):
+        pa, pb = (ctx.known_zero_parts(t, dtype) or ctx.pair(t, dtype) for t in (a, b))
+        ctx.set_parts(y, *cmath.mul_sparse(ctx, pa, pb))
+        ctx.explain("complex times complex, skipping parts known to be zero")
+        return
     for z, c in ((a, b), (b, a)):
         value = ctx.constant(c)
         if value is not None and _times_constant(ctx, y, z, value, dtype):
             return
+    for z, w in ((a, b), (b, a)):
+        if rotary.rotate(ctx, y, z, w, dtype) or _packed_product(ctx, y, z, w, dtype):
+            return
     gauss = ctx.gauss("Mul") and ctx.constant(a) is None and ctx.constant(b) is None
     ctx.set_pair(y, *cmath.mul(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), gauss))
     ctx.explain(f"complex times complex: {'three' if gauss else 'four'} multiplies on pairs")
+
+
+def _broadcast_over(ctx, w, z) -> bool:
+    """True when w is known to be broadcast along some axis of z: a smaller table."""
+    ws, zs = ctx.shape(w), ctx.shape(z)
+    if ws is None or zs is None:
+        return False
+    if len(ws) < len(zs):
+        return True
+    return any(dw == 1 and dz != 1 for dw, dz in zip(ws[::-1], zs[::-1], strict=False))
+
+
+def _packed_product(ctx, y, z, w, dtype) -> bool:
+    """y = z w on the packed layout, when z is packed and w is a constant or a smaller
+    packed value (a table broadcast over z): see `cmath.mul_packed`.
+
+    Two products on the packed tensor and one swap of its parts cost less than
+    unpacking z, four products on the parts, and packing the result.
+    """
+    if not ctx.has_packed(z) or ctx.prefers_pair(z):
+        return False
+    value = ctx.constant(w)
+    if value is not None:
+        c = value.astype(ctx.dtype(y))
+        w_re2 = np.stack([c.real, c.real], -1).astype(dtype)
+        w_im2 = np.stack([-c.imag, c.imag], -1).astype(dtype)
+    elif ctx.has_packed(w) and _broadcast_over(ctx, w, z):
+        wp = ctx.packed(w, dtype)
+        w_re2 = ctx.emit("Gather", [wp, np.array([0, 0], np.int64)], {"axis": -1})
+        w_im2 = ctx.mul(ctx.emit("Gather", [wp, np.array([1, 1], np.int64)], {"axis": -1}),
+                        np.array([-1, 1], dtype))  # fmt: skip
+    else:
+        return False
+    ctx.set_packed(y, cmath.mul_packed(ctx, ctx.packed(z, dtype), w_re2, w_im2))
+    ctx.explain("complex times table on the packed layout: z (wr, wr) + swap(z) (-wi, wi)")
+    return True
 
 
 @rule("Mul")
@@ -182,7 +228,14 @@ def equal(ctx, node):
 
 
 def _add_complex(ctx, node, a, b, y, dtype):
-    if ctx.prefers_pair(a, b):
+    known = ctx.has_known_zero(a) or ctx.has_known_zero(b)
+    shape = ctx.shape(a)
+    if known and shape is not None and shape == ctx.shape(b) and None not in shape:
+        # Same shapes, so a part taken from one operand alone has the result's shape.
+        pa, pb = (ctx.known_zero_parts(t, dtype) or ctx.pair(t, dtype) for t in (a, b))
+        ctx.set_parts(y, *cmath.add_sparse(ctx, pa, pb, subtract=node.op == "Sub"))
+        ctx.explain(f"complex {node.op}, skipping parts known to be zero")
+    elif ctx.prefers_pair(a, b):
         fn = cmath.add if node.op == "Add" else cmath.sub
         ctx.set_pair(y, *fn(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype)))
         ctx.explain(f"complex {node.op} on (re, im) pairs")
@@ -243,7 +296,10 @@ def add_sub(ctx, node):
 @rule("Neg")
 def neg(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
-    if ctx.prefers_pair(x):
+    if ctx.has_known_zero(x):
+        ctx.set_parts(y, *(None if p is None else ctx.neg(p) for p in ctx.known_zero_parts(x)))
+        ctx.explain("negated the part that is not known to be zero")
+    elif ctx.prefers_pair(x):
         ctx.set_pair(y, *cmath.neg(ctx, ctx.pair(x)))
         ctx.explain("negated both parts")
     else:

@@ -1,6 +1,6 @@
 """Casts into, out of and between complex types.
 
-    Cast(x: real, to=complex)   -> (Cast(x, to=float), 0)
+    Cast(x: real, to=complex)   -> (Cast(x, to=float), 0)    # 0 known, not made
     Cast(z, to=complex')        -> (Cast(Re z), Cast(Im z))   # complex64 <-> complex128
     Cast(z, to=bool)            -> Re z != 0 or Im z != 0
     Cast(z, to=real or int)     -> Cast(Re z)
@@ -12,9 +12,9 @@ number is true when either part is non-zero.
 
 from __future__ import annotations
 
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
-from ..dtypes import is_complex_onnx, np_of, onnx_of, real_of
+from ..dtypes import is_complex_onnx, np_of, real_of
 from .registry import rule
 
 
@@ -31,12 +31,8 @@ def _to_complex(ctx, node, x, y):
         ctx.set_constant(y, value.astype(ctx.dtype(y)))
         ctx.explain("real constant cast to complex in numpy")
         return
-    re = ctx.real(x, dtype)
-    shape = ctx.emit("Shape", [re])
-    zero = helper.make_tensor("value", onnx_of(dtype), [1], [0])
-    im = ctx.emit("ConstantOfShape", [shape], {"value": zero})
-    ctx.set_pair(y, re, im)
-    ctx.explain("real input cast to complex: (x, 0)")
+    ctx.set_parts(y, ctx.real(x, dtype), None)
+    ctx.explain("real input cast to complex: (x, 0), with the zero part left unmade")
 
 
 def _between_complex(ctx, node, x, y):

@@ -1,4 +1,6 @@
-"""Conjugation, as models spell it. ONNX has no Conj op, so a model writes one of:
+"""Conjugation and view_as_real, as models spell them.
+
+Conjugation: ONNX has no Conj op, so ONNX has no Conj op, so a model writes one of:
 
     Sub(2 Re z, z)        = conj z
     Sub(Re z, i Im z)     = conj z
@@ -15,6 +17,14 @@ Each op in these spellings has its own rule, and rewriting them one at a time gi
 the right numbers through a dozen real nodes. Seen whole, conj z is one node: the
 imaginary part negated. The rules of the inner ops still run; what they emitted is
 left unused and removed.
+
+view_as_real: a model that reads a complex value back as interleaved real pairs
+stacks its parts on a new last axis,
+
+    Concat(Unsqueeze(Re z, -1), Unsqueeze(Im z, -1), axis=-1)
+
+which is z's packed form. Those nodes are real, so no rule sees them; after the
+rules, such a Concat is replaced by the packed tensor when z has one already.
 """
 
 from __future__ import annotations
@@ -88,3 +98,61 @@ def conjugated(ctx, node: gs.Node) -> gs.Tensor | None:
         if z is not None and neg_i_im is not None and _imag_part_of(ctx, neg_i_im) is z:
             return z
     return None
+
+
+def _part_of(ctx, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:
+    """(z, 0) when `t` = Cast(z, to=real) at z's precision; (z, 1) when z is -i times
+    the cast value, which makes `t` Im z."""
+    cast = _producer(t, "Cast")
+    if cast is None or is_complex_onnx(cast.attrs["to"]):
+        return None
+    w = cast.inputs[0]
+    if not ctx.is_complex(w) or np_of(cast.attrs["to"]) != ctx.real_dtype(w):
+        return None
+    z = _scaled(ctx, w, -1j)
+    return (z, 1) if z is not None else (w, 0)
+
+
+def _unsqueezed(ctx, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:
+    """(x, axis) when `t` = Unsqueeze(x) on one new axis."""
+    node = _producer(t, "Unsqueeze")
+    if node is None:
+        return None
+    axes = node.attrs.get("axes")
+    if axes is None and len(node.inputs) > 1:
+        axes = ctx.constant(node.inputs[1])
+    if axes is None or np.asarray(axes).size != 1:
+        return None
+    return node.inputs[0], int(np.asarray(axes).reshape(()))
+
+
+def view_as_real(ctx, node: gs.Node) -> gs.Tensor | None:
+    """z when the real Concat `node` stacks Re z and Im z on a new last axis."""
+    if node.op != "Concat" or len(node.inputs) != 2:
+        return None
+    stacked = [_unsqueezed(ctx, t) for t in node.inputs]
+    if None in stacked:
+        return None
+    parts = [_part_of(ctx, x) for x, _ in stacked]
+    if None in parts or parts[0][0] is not parts[1][0] or [k for _, k in parts] != [0, 1]:
+        return None
+    z = parts[0][0]
+    last = (-1, ctx.rank(z))
+    if ctx.rank(z) is None or node.attrs.get("axis") not in last:
+        return None
+    return z if all(axis in last for _, axis in stacked) else None
+
+
+def fold_view_as_real(ctx, nodes: list[gs.Node]) -> None:
+    """Makes each real view_as_real Concat among `nodes` the packed form it stacks,
+    where that form exists already. Run after every rule of the graph."""
+    for node in nodes:
+        z = view_as_real(ctx, node)
+        if z is None or not ctx.has_packed(z):
+            continue
+        out = node.outputs[0]
+        node.outputs.clear()
+        ctx.node = node
+        ctx.set_real(out, ctx.packed(z))
+        ctx.set_packed(z, out)
+        ctx.explain(f"recognised view_as_real({z.name}): the packed tensor itself")

@@ -77,13 +77,12 @@ def test_disabling_any_rule_the_zoo_uses_fails_the_run(tmp_path, monkeypatch, op
 
 
 def test_a_rule_with_wrong_numbers_fails_the_run(tmp_path, monkeypatch):
-    real_mul = cmath.mul
+    real_mul_packed = cmath.mul_packed
 
-    def wrong(ops, a, b, gauss=False):
-        re, im = real_mul(ops, a, b, gauss)
-        return re, ops.neg(im)  # the conjugate of the product
+    def wrong(ops, z, w_re2, w_im2):
+        return real_mul_packed(ops, z, w_re2, ops.neg(w_im2))  # z times conj(w)
 
-    monkeypatch.setattr(cmath, "mul", wrong)
+    monkeypatch.setattr(cmath, "mul_packed", wrong)
     result = _zoo(tmp_path)
     assert result.exit_code == 1
     assert "was ok, now validation-failed" in result.stderr

@@ -19,7 +19,19 @@ from onnx_decomplex.cmath import pack, unpack
 from onnx_decomplex.errors import DecomplexError
 
 
-def test_mul_two_runtime_operands_broadcast(opset, cdtype):
+def test_mul_two_runtime_operands_same_shape_is_four_products(opset, cdtype):
+    m = make_model(
+        [helper.make_node("Mul", ["a", "b"], ["y"])],
+        [vi("a", cdtype, ["n", 3, 4]), vi("b", cdtype, ["n", 3, 4])],
+        [vi("y", cdtype, ["n", 3, 4])],
+        opset=opset,
+    )
+    out = assert_rewrites(m)
+    assert op_types(out).count("Mul") == 4
+
+
+def test_mul_by_a_broadcast_runtime_table_stays_packed(opset, cdtype):
+    # z (wr, wr) + swap(z) (-wi, wi): two products on z's size, one on the table's.
     m = make_model(
         [helper.make_node("Mul", ["a", "b"], ["y"])],
         [vi("a", cdtype, ["n", 3, 4]), vi("b", cdtype, [3, 4])],
@@ -27,7 +39,22 @@ def test_mul_two_runtime_operands_broadcast(opset, cdtype):
         opset=opset,
     )
     out = assert_rewrites(m)
-    assert op_types(out).count("Mul") == 4
+    ops = op_types(out)
+    assert ops.count("Mul") == 3 and "Split" in ops and "Concat" in ops
+    assert "Sub" not in ops and "Unsqueeze" not in ops
+
+
+def test_mul_by_a_full_complex_constant_stays_packed(opset, cdtype):
+    rng = np.random.default_rng(1)
+    m = make_model(
+        [helper.make_node("Mul", ["a", "w"], ["y"])],
+        [vi("a", cdtype, ["n", 5])],
+        [vi("y", cdtype, ["n", 5])],
+        [init("w", crandn(rng, [5], cdtype))],
+        opset=opset,
+    )
+    out = assert_rewrites(m)
+    assert sorted(op_types(out)) == ["Add", "Concat", "Mul", "Mul", "Split"]
 
 
 def test_mul_by_complex_initializer(opset, cdtype):

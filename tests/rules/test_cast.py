@@ -5,6 +5,7 @@ import pytest
 from helpers import assert_rewrites, crandn, init, make_model, op_types, vi
 from onnx import TensorProto, helper
 
+from onnx_decomplex.check import find_complex
 from onnx_decomplex.dtypes import onnx_of
 
 
@@ -82,3 +83,58 @@ def test_cast_to_same_complex_type_is_free(cdtype):
     )
     out = assert_rewrites(m)
     assert op_types(out) == ["Neg"]
+
+
+def _viewed_as_complex(cdtype, shape_x=(3, 4), shape_y=(3, 4), extra=()):
+    """z = Cast(x) + Cast(y) i, as models build a complex value from two real ones."""
+    return make_model(
+        [
+            helper.make_node("Cast", ["x"], ["xc"], to=onnx_of(cdtype)),
+            helper.make_node("Cast", ["y"], ["yc"], to=onnx_of(cdtype)),
+            helper.make_node("Mul", ["yc", "i"], ["yi"]),
+            helper.make_node("Add", ["xc", "yi"], ["z"]),
+            *extra,
+        ],
+        [vi("x", np.float32, list(shape_x)), vi("y", np.float32, list(shape_y))],
+        [vi("z" if not extra else "out", cdtype, None)],
+        [init("i", np.array(1j, cdtype))],
+    )
+
+
+def test_a_cast_zero_part_is_never_made(cdtype):
+    out = assert_rewrites(_viewed_as_complex(cdtype))
+    # (x, 0) + (0, y) i: the parts are x and y, stacked once for the output.
+    assert "ConstantOfShape" not in op_types(out) and "Add" not in op_types(out)
+    assert op_types(out).count("Mul") == 0
+
+
+def test_a_zero_part_of_another_shape_is_made_to_broadcast(cdtype):
+    # x is [3, 1] and y is [3, 4]: the real part must be widened, not taken from x.
+    out = assert_rewrites(_viewed_as_complex(cdtype, shape_x=(3, 1)))
+    assert find_complex(out) == []
+
+
+def test_a_real_value_cast_to_complex_is_padded_once(cdtype):
+    m = make_model(
+        [helper.make_node("Cast", ["r"], ["y"], to=onnx_of(cdtype))],
+        [vi("r", np.float32, [2, 3])],
+        [vi("y", cdtype, [2, 3])],
+    )
+    out = assert_rewrites(m)
+    widened = ["Cast"] if cdtype == np.complex128 else []  # float32 -> float64 first
+    assert op_types(out) == [*widened, "Pad", "Unsqueeze"]
+
+
+@pytest.mark.parametrize("op", ["Mul", "Neg"])
+def test_products_with_a_cast_value_skip_the_zero_part(cdtype, op):
+    nodes = [helper.make_node("Cast", ["r"], ["rc"], to=onnx_of(cdtype))]
+    nodes.append(helper.make_node(op, ["rc", "w"] if op == "Mul" else ["rc"], ["y"]))
+    m = make_model(
+        nodes,
+        [vi("r", np.float32, [2, 3]), vi("w", cdtype, [2, 3])],
+        [vi("y", cdtype, [2, 3])],
+    )
+    out = assert_rewrites(m)
+    assert "ConstantOfShape" not in op_types(out)
+    if op == "Mul":
+        assert op_types(out).count("Mul") == 2  # r wr and r wi

@@ -123,3 +123,43 @@ def test_a_narrowing_round_trip_is_not_a_real_part():
     z = crandn(RNG, (2, 3), np.complex128) * (1 + 1e-9)
     out = assert_rewrites(m, feeds={"z": z}, atol=1e-12, rtol=1e-12)
     assert "Cast" in op_types(out)
+
+
+# ---- view_as_real ------------------------------------------------------------------
+
+
+def _view_as_real(cdtype, z="z", z_im="z", opset=18):
+    """Concat(Unsqueeze(Re z, -1), Unsqueeze(Im z, -1), -1), as PyTorch exports it."""
+    real, _ = _types(cdtype)
+    axes = {"axes": [-1]} if opset < 13 else {}
+    unsq = ["re"] if opset < 13 else ["re", "last"]
+    nodes = [
+        helper.make_node("Cast", [z], ["re"], to=real),
+        helper.make_node("Mul", [z_im, "mi"], ["miz"]),
+        helper.make_node("Cast", ["miz"], ["im"], to=real),
+        helper.make_node("Unsqueeze", unsq, ["re_u"], **axes),
+        helper.make_node("Unsqueeze", ["im", *unsq[1:]], ["im_u"], **axes),
+        helper.make_node("Concat", ["re_u", "im_u"], ["y"], axis=-1),
+    ]
+    inits = [init("mi", np.array(-1j, cdtype)), init("last", np.array([-1]))]
+    inputs = [vi("z", cdtype, [2, 3]), vi("w", cdtype, [2, 3])]
+    out = vi("y", np.float32 if cdtype == np.complex64 else np.float64, [2, 3, 2])
+    return make_model(nodes, inputs, [out], inits, opset=opset)
+
+
+def test_view_as_real_of_a_packed_value_is_the_packed_tensor(opset, cdtype):
+    out = assert_rewrites(_view_as_real(cdtype, opset=opset))
+    assert op_types(out) == ["Identity"]  # the input itself, under the output's name
+
+
+def test_view_as_real_of_two_values_is_not_folded(cdtype):
+    out = assert_rewrites(_view_as_real(cdtype, z_im="w"))
+    assert "Concat" in op_types(out)
+
+
+def test_llama_rope_below_opset_23_is_one_packed_product():
+    import make_fixtures as FIXTURES
+
+    out = assert_rewrites(FIXTURES.rope(False))
+    # view_as_complex is the reshaped input itself, view_as_real the product itself.
+    assert op_types(out) == ["Add", "Concat", "Mul", "Mul", "Reshape", "Reshape", "Split"]

@@ -1,0 +1,112 @@
+"""A complex value times a position table, as one opset-23 RotaryEmbedding node.
+
+RoPE views each (even, odd) pair of a head vector as a complex number and multiplies
+it by a table that varies with position and frequency, not with the head:
+
+    y[b, s, h, k] = z[b, s, h, k] * w[s, k]
+
+RotaryEmbedding with interleaved=1 computes exactly that on the packed layout, which
+is already interleaved: (x1 cos - x2 sin, x1 sin + x2 cos) with cos = Re w and
+sin = Im w. Nothing in it requires |w| = 1, so any complex table of that shape
+qualifies, constant or not.
+
+The node takes X as [B, S, H*D] (with num_heads) or [B, H, S, D], and cos/sin caches
+of [B, S, D/2] when it is given no position ids. Those 3-D caches are the table
+broadcast to [B, S, D/2]: that covers whatever the table broadcasts over (batch,
+sequence, frequency). The op has no double type, so only complex64 is rewritten so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROTARY_OPSET = 23
+
+
+def _layout(z_shape: list, w_shape: list) -> tuple[int, int | None] | None:
+    """(sequence axis, head axis) of z for the node's layouts, or None.
+
+    z is [B, S, D/2] (one head), [B, S, H, D/2] or [B, H, S, D/2]; the table must
+    not vary along the head axis.
+    """
+    rank = len(z_shape)
+    if rank not in (3, 4) or len(w_shape) > rank:
+        return None
+    w = [1] * (rank - len(w_shape)) + list(w_shape)
+    if rank == 3:
+        return 1, None
+    if w[2] == 1:
+        return 1, 2
+    if w[1] == 1:
+        return 2, 1
+    return None
+
+
+def _cache_parts(ctx, w, rank: int, head: int | None, dtype):
+    """Re w and Im w at [Bw, Sw, Kw]: aligned to z's rank, without the head axis.
+
+    Numpy arrays for a constant table; tensors otherwise. None when a runtime table
+    has more than one unknown dim, which one Reshape cannot spell.
+    """
+    shape = [1] * (rank - len(ctx.shape(w))) + list(ctx.shape(w))
+    if head is not None:
+        del shape[head]
+    value = ctx.constant(w)
+    if value is not None:
+        value = value.reshape([d for d in shape])
+        return value.real.astype(dtype), value.imag.astype(dtype)
+    unknown = [d for d in shape if not isinstance(d, int)]
+    if len(unknown) > 1:
+        return None
+    dims = np.array([d if isinstance(d, int) else -1 for d in shape], np.int64)
+    return tuple(ctx.emit("Reshape", [p, dims]) for p in ctx.pair(w, dtype))
+
+
+def rotate(ctx, y, z, w, dtype) -> bool:
+    """y = z w as RotaryEmbedding, when the opset, the precision and the shapes allow.
+
+    z must already be packed (the node reads the interleaved layout), and w must
+    broadcast into z without widening it.
+    """
+    if ctx.opset < ROTARY_OPSET or np.dtype(dtype) != np.float32:
+        return False
+    if not ctx.has_packed(z) or ctx.prefers_pair(z):
+        return False
+    z_shape, w_shape = ctx.shape(z), ctx.shape(w)
+    if z_shape is None or w_shape is None or not ctx.broadcasts_into(w, z):
+        return False
+    layout = _layout(z_shape, w_shape)
+    if layout is None:
+        return False
+    seq, head = layout
+    rank = len(z_shape)
+    heads = 1 if rank == 3 else z_shape[head]
+    three_d = rank == 3 or head == 2
+    if three_d and not isinstance(heads, int):
+        return False
+    parts = _cache_parts(ctx, w, rank, head, dtype)
+    if parts is None:
+        return False
+
+    zp = ctx.packed(z, dtype)
+    target = [z_shape[0], z_shape[seq], z_shape[-1]]
+    static = all(isinstance(d, int) for d in z_shape)
+    if static:
+        shape, to = np.array([*z_shape, 2], np.int64), np.array(target, np.int64)
+    else:
+        shape = ctx.emit("Shape", [zp])
+        to = ctx.emit("Gather", [shape, np.array([0, seq, rank - 1], np.int64)])
+    caches = []
+    for part in parts:
+        if static and isinstance(part, np.ndarray):
+            caches.append(np.ascontiguousarray(np.broadcast_to(part, target)))
+        else:
+            caches.append(ctx.emit("Expand", [part, to]))
+    x = ctx.emit("Reshape", [zp, np.array([0, 0, -1] if three_d else [0, 0, 0, -1], np.int64)])
+    attrs = {"interleaved": 1, **({"num_heads": heads} if three_d else {})}
+    rotated = ctx.emit("RotaryEmbedding", [x, *caches], attrs)
+    ctx.set_packed(y, ctx.emit("Reshape", [rotated, shape]))
+    ctx.explain(
+        f"complex times a position table: one RotaryEmbedding ({'3-D' if three_d else '4-D'})"
+    )
+    return True

@@ -1,0 +1,117 @@
+"""A complex value times a position table: one RotaryEmbedding node from opset 23."""
+
+import make_fixtures as FIXTURES
+import numpy as np
+import onnx
+import pytest
+from helpers import crandn, init, make_model, op_types, vi
+from onnx import helper
+
+from onnx_decomplex import decomplex
+from onnx_decomplex.check import find_complex
+from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.validate import validate
+
+RNG = np.random.default_rng(0)
+
+
+def _rewrites(model, target_opset=23, **kw):
+    """The three checks, with the opset upgrade; returns the op types."""
+    out, _ = decomplex(model, target_opset=target_opset)
+    assert find_complex(out) == []
+    onnx.checker.check_model(out, full_check=True)
+    result = validate(model, out, **kw)
+    assert result.outputs and result.passed, result.outputs
+    return op_types(out)
+
+
+def test_llama_rope_becomes_one_rotary_node():
+    ops = _rewrites(FIXTURES.rope(False))
+    assert ops.count("RotaryEmbedding") == 1
+    # Nothing is multiplied outside the node, and nothing is unpacked or repacked.
+    assert not {"Mul", "Sub", "Add", "Concat", "Split"} & set(ops)
+
+
+def test_a_table_of_unprovable_length_keeps_the_packed_product():
+    # The table input's Reshape(-1) hides that its length is the sequence's, and a
+    # table longer than z would widen the product, which the node cannot do.
+    ops = _rewrites(FIXTURES.rope(True))
+    assert "RotaryEmbedding" not in ops and "Split" in ops
+
+
+def test_runtime_table():
+    m = make_model(
+        [helper.make_node("Mul", ["z", "w"], ["y"])],
+        [vi("z", np.complex64, ["b", 6, 3, 4]), vi("w", np.complex64, [6, 1, 4])],
+        [vi("y", np.complex64, ["b", 6, 3, 4])],
+        opset=23,
+    )
+    ops = _rewrites(m)
+    assert "RotaryEmbedding" in ops and "Mul" not in ops
+
+
+def test_static_shapes_give_constant_caches():
+    m = FIXTURES.rope(False)
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 2  # batch fixed
+    ops = _rewrites(m)
+    assert ops == ["Reshape", "Reshape", "Reshape", "Reshape", "RotaryEmbedding"]
+
+
+def _table_model(z_shape, table, cdtype=np.complex64, opset=23, y_shape=None):
+    return make_model(
+        [helper.make_node("Mul", ["z", "w"], ["y"])],
+        [vi("z", cdtype, z_shape)],
+        [vi("y", cdtype, y_shape or z_shape)],
+        [init("w", table.astype(cdtype))],
+        opset=opset,
+    )
+
+
+@pytest.mark.parametrize(
+    "z_shape, table_shape",
+    [
+        (["b", 6, 3, 4], [1, 6, 1, 4]),  # [B, S, H, D/2]
+        (["b", 3, 6, 4], [6, 4]),  # [B, H, S, D/2]: the node's 4-D layout
+        (["b", 6, 4], [6, 4]),  # [B, S, D/2]: one head
+        (["b", 6, 3, 4], [6, 1, 1]),  # the same angle for every frequency
+        ([2, 6, 3, 4], [2, 6, 1, 4]),  # a table per batch row
+    ],
+)
+def test_table_layouts(z_shape, table_shape):
+    ops = _rewrites(_table_model(z_shape, crandn(RNG, table_shape)))
+    assert "RotaryEmbedding" in ops and "Mul" not in ops
+
+
+@pytest.mark.parametrize(
+    "why, model",
+    [
+        ("varies along heads", _table_model(["b", 6, 3, 4], crandn(RNG, [6, 3, 4]))),
+        ("complex128", _table_model(["b", 6, 3, 4], crandn(RNG, [6, 1, 4]), np.complex128)),
+        ("rank 5", _table_model(["b", 2, 6, 3, 4], crandn(RNG, [6, 1, 4]))),
+        ("widens z", _table_model(["b", 1, 3, 4], crandn(RNG, [6, 1, 4]), y_shape=["b", 6, 3, 4])),
+    ],
+)
+def test_other_products_are_not_rotary(why, model):
+    ops = _rewrites(model)
+    assert "RotaryEmbedding" not in ops, why
+
+
+def test_below_opset_23_no_rotary_node():
+    ops = _rewrites(FIXTURES.rope(False), target_opset=None)
+    assert "RotaryEmbedding" not in ops
+
+
+def test_target_opset_only_upgrades():
+    with pytest.raises(DecomplexError, match="only upgrades"):
+        decomplex(FIXTURES.rope(False), target_opset=13)
+
+
+def test_target_opset_on_a_model_without_complex_values_still_upgrades():
+    m = make_model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [vi("x", np.float32, [2])],
+        [vi("y", np.float32, [2])],
+    )
+    out, report = decomplex(m, target_opset=23)
+    assert not report.has_complex
+    assert out.opset_import[0].version == 23 and out.ir_version >= 11
