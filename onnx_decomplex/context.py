@@ -329,9 +329,10 @@ class Context:
         elif name in self._packed:
             # One Split reads the packed tensor once; two Gathers would read it twice.
             halves = self.split_halves(self._packed[name], -1, name=f"{name}_split")
-            parts = tuple(
-                self.squeeze(h, [-1], name=f"{name}_{r}") for h, r in zip(halves, ("re", "im"))
+            re, im = (
+                self.squeeze(h, [-1], name=f"{name}_{r}") for h, r in zip(halves, "ri", strict=True)
             )
+            parts = (re, im)
         else:
             raise RuntimeError(f"complex value '{name}' has no form yet")
         self._pair[name] = parts
