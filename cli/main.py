@@ -17,7 +17,7 @@ from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
 
 from .folder import run_folder_mode
 from .groups import GroupedCommand, option
-from .output import print_summary, print_validation
+from .output import print_summary, print_validation, weights_progress
 
 EXIT_ERROR = 1
 EXIT_VALIDATION = 3
@@ -231,8 +231,10 @@ def main(
     given = [name for name, value in folder_only.items() if value]
     if given:
         raise click.UsageError(f"{', '.join(given)}: only when IN is a folder")
+    err = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
     try:
-        result = options.convert(src, dst, inputs_file=load_inputs)
+        with weights_progress(err) as progress:
+            result = options.convert(src, dst, inputs_file=load_inputs, progress=progress)
     except DecomplexError as e:
         _exit_with(e)
     print_summary(console, result, verbose)

@@ -2,10 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
 
 from onnx_decomplex.pipeline import FileResult
+
+PROGRESS_MIN_BYTES = 100 << 20
+"""Writing less external data than this is quick: no bar."""
+
+
+@contextmanager
+def weights_progress(console: Console) -> Iterator:
+    """A progress callback for writing external data: a bar on `console` when it is
+    a terminal and there are PROGRESS_MIN_BYTES or more to write."""
+    bar: Progress | None = None
+    task = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar, task
+        if total < PROGRESS_MIN_BYTES or not console.is_terminal:
+            return
+        if bar is None:
+            columns = [TextColumn("writing weights"), BarColumn(), DownloadColumn(),
+                       TransferSpeedColumn()]  # fmt: skip
+            bar = Progress(*columns, console=console, transient=True)
+            bar.start()
+            task = bar.add_task("", total=total)
+        bar.update(task, completed=done)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.stop()
 
 
 def print_summary(console: Console, result: FileResult, verbose: bool) -> None:

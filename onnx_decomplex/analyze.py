@@ -73,8 +73,7 @@ class Analysis:
 
 
 def _is_complex_tensor(t: gs.Tensor) -> bool:
-    if isinstance(t, gs.Constant):
-        return is_complex_np(t.values.dtype)
+    # A constant's dtype is known without loading its values, which may be on disk.
     return t.dtype is not None and is_complex_np(t.dtype)
 
 
@@ -86,7 +85,7 @@ def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> 
         for name, t in sub.tensors().items():
             dtype = complex_names.get(name)
             if dtype is None and _is_complex_tensor(t):
-                dtype = np.dtype(t.values.dtype if isinstance(t, gs.Constant) else t.dtype)
+                dtype = np.dtype(t.dtype)
             if dtype is not None:
                 found.append(
                     Unsupported(
@@ -195,8 +194,8 @@ def analyze(
             a.complex[t.name] = np.dtype(kind)
             a.inputs.append(t.name)
     for name, t in graph.tensors().items():
-        if isinstance(t, gs.Constant) and is_complex_np(t.values.dtype):
-            a.complex[name] = np.dtype(t.values.dtype)
+        if isinstance(t, gs.Constant) and _is_complex_tensor(t):
+            a.complex[name] = np.dtype(t.dtype)
             a.initializers.append(name)
 
     for node in graph.nodes:

@@ -10,13 +10,20 @@ from onnx import AttributeProto, TensorProto
 from onnx.external_data_helper import (
     ExternalDataInfo,
     load_external_data_for_model,
+    load_external_data_for_tensor,
     uses_external_data,
 )
 
+from .dtypes import is_complex_onnx
 from .errors import LoadError
 
+STREAM_MIN_BYTES = 1 << 20
+"""With `stream`, real external tensors of this size or more stay on disk: the
+rewrite does not read them, and saving copies their bytes file to file."""
 
-def _graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
+
+def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
+    """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included."""
     yield from graph.initializer
     for node in graph.node:
         for attr in node.attribute:
@@ -25,15 +32,15 @@ def _graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
             elif attr.type == AttributeProto.TENSORS:
                 yield from attr.tensors
             elif attr.type == AttributeProto.GRAPH:
-                yield from _graph_tensors(attr.g)
+                yield from graph_tensors(attr.g)
             elif attr.type == AttributeProto.GRAPHS:
                 for g in attr.graphs:
-                    yield from _graph_tensors(g)
+                    yield from graph_tensors(g)
 
 
 def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
     """Every tensor whose data lives in an external file."""
-    return [t for t in _graph_tensors(model.graph) if uses_external_data(t)]
+    return [t for t in graph_tensors(model.graph) if uses_external_data(t)]
 
 
 def _check_external(model: onnx.ModelProto, path: Path) -> None:
@@ -60,12 +67,20 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     return read_model(path)[0]
 
 
-def read_model(path: str | Path) -> tuple[onnx.ModelProto, bool]:
+def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto, bool]:
     """Reads an ONNX model and its external data.
 
+    Args:
+        path: The .onnx file.
+        stream: Load only the external data the rewrite may read: complex tensors
+            and small ones. Large real tensors keep pointing into the files beside
+            `path` (see `save_model`'s `source_dir`), so that a model of many GB
+            is never held in memory.
+
     Returns:
-        The model, with its external data loaded, and whether it had any: a model
-        stored that way is written back that way.
+        The model, with its external data loaded (or, with `stream`, the part of
+        it described above), and whether it had any: a model stored that way is
+        written back that way.
 
     Raises:
         LoadError: The file is missing, not ONNX, truncated, or its external data is
@@ -85,14 +100,19 @@ def read_model(path: str | Path) -> tuple[onnx.ModelProto, bool]:
             "not an ONNX model, or truncated: it has no IR version or no graph outputs",
             file=str(path),
         )
-    had_external = bool(external_tensors(model))
+    external = external_tensors(model)
     _check_external(model, path)
     try:
-        load_external_data_for_model(model, str(path.parent))
+        if not stream:
+            load_external_data_for_model(model, str(path.parent))
+        for t in external if stream else ():
+            if is_complex_onnx(t.data_type) or (ExternalDataInfo(t).length or 0) < STREAM_MIN_BYTES:
+                load_external_data_for_tensor(t, str(path.parent))
     except Exception as e:
         raise LoadError(f"cannot load external data: {e}", file=str(path)) from e
     try:
-        onnx.checker.check_model(model)
+        # Tensors still on disk are checked where they are, beside the file.
+        onnx.checker.check_model(str(path) if external_tensors(model) else model)
     except Exception as e:
         raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
-    return model, had_external
+    return model, bool(external)

@@ -10,14 +10,19 @@ import onnx
 import onnx.inliner
 import onnx.version_converter
 import onnx_graphsurgeon as gs
+from onnx.external_data_helper import (
+    load_external_data_for_model,
+    load_external_data_for_tensor,
+    uses_external_data,
+)
 
 from .analyze import analyze
 from .check import check, find_complex
 from .errors import DecomplexError, UnsupportedError
-from .load import read_model
+from .load import external_tensors, read_model
 from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
-from .save import check_paths, copy_model, save_model
+from .save import Progress, check_paths, copy_model, save_model
 from .tidy import name_nodes, tidy
 from .validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult, load_saved, validate
 
@@ -91,8 +96,28 @@ def _inline_complex_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     return onnx.inliner.inline_selected_functions(model, ids, exclude=False)
 
 
+def _load_read_weights(analysis, external_dir: str | Path | None) -> None:
+    """Loads the on-disk constants that rewritten nodes read; the rest stay on disk."""
+    for a in analysis.walk():
+        for node in a.nodes:
+            for t in node.inputs:
+                lazy = getattr(t, "_values", None) if isinstance(t, gs.Constant) else None
+                tensor = getattr(lazy, "tensor", None)
+                if tensor is None or not uses_external_data(tensor):
+                    continue
+                if external_dir is None:
+                    raise DecomplexError(
+                        "its data is on disk and no external_dir was given", tensor=t.name
+                    )
+                load_external_data_for_tensor(tensor, str(external_dir))
+
+
 def decomplex(
-    model: onnx.ModelProto, *, mul_strategy: str = "auto", target_opset: int | None = None
+    model: onnx.ModelProto,
+    *,
+    mul_strategy: str = "auto",
+    target_opset: int | None = None,
+    external_dir: str | Path | None = None,
 ) -> tuple[onnx.ModelProto, Report]:
     """Rewrites every complex value of `model` into the packed-real layout.
 
@@ -108,10 +133,15 @@ def decomplex(
         target_opset: Convert the model to this default-domain opset first (only
             upgrades). At 23 or newer, a complex value times a position table
             becomes one RotaryEmbedding node.
+        external_dir: Where the external data of tensors not loaded yet lives (see
+            `read_model(..., stream=True)`). Only the constants that rewritten nodes
+            read are loaded; the others keep pointing at their files.
 
     Returns:
         The rewritten model, checked by shape inference and the full ONNX checker
-        (the input model itself when it holds no complex value), and a report.
+        (the input model itself when it holds no complex value), and a report. A
+        model that still points at external data is checked by `save_model`, where
+        its files are.
 
     Raises:
         UnsupportedError: Complex values reach ops that cannot be rewritten; every
@@ -142,6 +172,7 @@ def decomplex(
         )
     if analysis.unsupported:
         raise UnsupportedError.of(analysis.unsupported)
+    _load_read_weights(analysis, external_dir)
     if not analysis.has_complex:
         report.ops_after = report.ops_before
         report.initializer_bytes_after = report.initializer_bytes_before
@@ -218,7 +249,7 @@ class ConvertOptions:
     mul_strategy: str = "auto"
     target_opset: int | None = None
 
-    def convert(self, src, dst, inputs_file=None) -> FileResult:
+    def convert(self, src, dst, inputs_file=None, progress: Progress | None = None) -> FileResult:
         """`convert_file(src, dst)` with these options."""
         return convert_file(
             src,
@@ -232,6 +263,7 @@ class ConvertOptions:
             external_data=self.external_data,
             mul_strategy=self.mul_strategy,
             target_opset=self.target_opset,
+            progress=progress,
         )
 
 
@@ -267,11 +299,15 @@ def convert_file(
     external_data: bool | None = None,
     mul_strategy: str = "auto",
     target_opset: int | None = None,
+    progress: Progress | None = None,
 ) -> FileResult:
     """The main job: load, rewrite, check, save atomically, then validate.
 
     The input is never modified. The output is written before validation, so a
-    model that fails validation can still be inspected.
+    model that fails validation can still be inspected. A model with external data
+    is streamed: its real weights the rewrite does not read are copied from file to
+    file, never loaded, unless validation needs them (the reference evaluator runs
+    in memory; saved outputs spare it).
 
     Raises:
         DecomplexError: Naming `src`, and the node and tensor where one applies.
@@ -279,22 +315,34 @@ def convert_file(
     src, dst = Path(src), Path(dst)
     try:
         check_paths(src, dst)
-        model, had_external = read_model(src)
-        out, report = decomplex(model, mul_strategy=mul_strategy, target_opset=target_opset)
+        model, had_external = read_model(src, stream=True)
+        out, report = decomplex(
+            model, mul_strategy=mul_strategy, target_opset=target_opset, external_dir=src.parent
+        )
         if not report.has_complex and out is model:
-            return FileResult(report, None, copy_model(src, model, dst, had_external))
+            return FileResult(report, None, copy_model(src, model, dst, had_external, progress))
         if external_data is None and had_external:
             external_data = True  # stored that way, written back that way
-        written = save_model(out, dst, external_data)
+        written = save_model(
+            out,
+            dst,
+            external_data,
+            source_dir=src.parent,
+            progress=progress,
+            check=bool(external_tensors(out)),  # decomplex left that check to this one
+        )
         result = None
         if check_numerics:
             try:
                 feeds, expected = (
                     load_saved(str(inputs_file), model) if inputs_file else (None, None)
                 )
+                if expected is None and had_external:
+                    # The reference evaluator needs every weight in memory.
+                    load_external_data_for_model(model, str(src.parent))
                 result = validate(
                     model,
-                    out,
+                    dst,
                     feeds,
                     input_shapes=input_shapes,
                     seed=seed,

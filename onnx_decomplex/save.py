@@ -5,14 +5,29 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
+from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
-from .errors import SaveError
+from .errors import CheckError, SaveError
+from .load import graph_tensors
 
 TWO_GB = 2**31
 """Protobuf cannot serialize a message this large; such models must use external data."""
+
+INLINE_MAX_BYTES = 1024
+"""With external data, tensors smaller than this stay in the model file."""
+
+ALIGN = 4096
+"""Offsets of large tensors in the data file are page-aligned, so runtimes can map them."""
+
+CHUNK = 16 << 20
+"""Bytes copied at a time from a source data file: the copy's memory, whatever the model."""
+
+Progress = Callable[[int, int], None]
+"""Called with (bytes written, bytes to write) while external data is written."""
 
 
 def _umask() -> int:
@@ -41,8 +56,80 @@ def check_paths(src: str | Path, dst: str | Path) -> None:
         raise SaveError(f"the output folder '{dst.parent}' does not exist", file=str(dst))
 
 
+def _point_to(tensor: onnx.TensorProto, location: str, offset: int, length: int) -> None:
+    del tensor.external_data[:]
+    for key, value in (("location", location), ("offset", offset), ("length", length)):
+        entry = tensor.external_data.add()
+        entry.key, entry.value = key, str(value)
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+
+
+def _external_length(t: onnx.TensorProto, source_dir: Path) -> int:
+    info = ExternalDataInfo(t)
+    if info.length is not None:
+        return int(info.length)
+    return (source_dir / info.location).stat().st_size - int(info.offset or 0)
+
+
+def _write_data(model, data: Path, source_dir: Path | None, progress: Progress | None) -> None:
+    """Moves tensor data into the file `data`, editing `model`'s tensors to point at it.
+
+    Tensors still in a source file are copied CHUNK bytes at a time, so that memory
+    stays flat whatever their size; loaded tensors of INLINE_MAX_BYTES or more are
+    written from memory.
+    """
+    moved = [t for t in graph_tensors(model.graph)
+             if uses_external_data(t) or len(t.raw_data) >= INLINE_MAX_BYTES]  # fmt: skip
+    if any(uses_external_data(t) for t in moved) and source_dir is None:
+        raise SaveError("the model points at external data, but not where it lives", file=str(data))
+    sizes = [_external_length(t, source_dir) if uses_external_data(t) else len(t.raw_data)
+             for t in moved]  # fmt: skip
+    total, done = sum(sizes), 0
+    sources = {}
+    try:
+        with open(data, "wb") as out:
+            for t, size in zip(moved, sizes, strict=True):
+                if size >= ALIGN:
+                    out.write(b"\0" * (-out.tell() % ALIGN))
+                offset = out.tell()
+                if uses_external_data(t):
+                    info = ExternalDataInfo(t)
+                    if info.location not in sources:
+                        sources[info.location] = open(source_dir / info.location, "rb")  # noqa: SIM115
+                    src = sources[info.location]
+                    src.seek(int(info.offset or 0))
+                    left = size
+                    while left:
+                        chunk = src.read(min(CHUNK, left))
+                        if not chunk:
+                            raise SaveError(
+                                f"external data of '{t.name}' ends early", file=str(data)
+                            )
+                        out.write(chunk)
+                        left -= len(chunk)
+                        done += len(chunk)
+                        if progress:
+                            progress(done, total)
+                else:
+                    out.write(t.raw_data)
+                    t.ClearField("raw_data")
+                    done += size
+                _point_to(t, data.name, offset, size)
+            if progress:
+                progress(total, total)
+    finally:
+        for f in sources.values():
+            f.close()
+
+
 def save_model(
-    model: onnx.ModelProto, path: str | Path, external_data: bool | None = None
+    model: onnx.ModelProto,
+    path: str | Path,
+    external_data: bool | None = None,
+    *,
+    source_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    check: bool = False,
 ) -> list[Path]:
     """Writes `model` so that a failure never leaves a partial file at `path`.
 
@@ -50,17 +137,29 @@ def save_model(
         model: The model; it is not modified.
         path: The target .onnx path.
         external_data: Keep tensor data in `<name>.data` beside the model. When None,
-            external data is used only if the model is too large for one protobuf.
+            external data is used when the model points at some already, or is too
+            large for one protobuf (2 GB).
+        source_dir: Where the external data files the model points at live (the
+            input's folder, after `read_model(..., stream=True)`). Their bytes are
+            copied in chunks, never loaded.
+        progress: Called as the data file grows.
+        check: Run the full ONNX checker on the written files before they are
+            renamed into place: for a rewritten model that points at external data,
+            which the checker can only read where it lies.
 
     Returns:
         The files written.
 
     Raises:
         SaveError: The folder is not writable, or the write failed.
+        CheckError: The written model fails the checker.
     """
     path = Path(path)
+    pointing = any(uses_external_data(t) for t in graph_tensors(model.graph))
     if external_data is None:
-        external_data = model.ByteSize() >= TWO_GB
+        external_data = pointing or model.ByteSize() >= TWO_GB
+    if pointing and not external_data:
+        raise SaveError("a model that points at external data is written with it", file=str(path))
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     except OSError as e:
@@ -70,17 +169,18 @@ def save_model(
     try:
         if external_data:
             to_save = onnx.ModelProto()
-            to_save.CopyFrom(model)  # saving with external data edits the proto
-            onnx.save_model(
-                to_save,
-                str(tmp / path.name),
-                save_as_external_data=True,
-                all_tensors_to_one_file=True,
-                location=f"{path.name}.data",
-                size_threshold=1024,
+            to_save.CopyFrom(model)  # moving data out edits the tensors
+            _write_data(
+                to_save, tmp / f"{path.name}.data", source_dir and Path(source_dir), progress
             )
+            onnx.save_model(to_save, str(tmp / path.name))
         else:
             onnx.save_model(model, str(tmp / path.name))
+        if check:
+            try:
+                onnx.checker.check_model(str(tmp / path.name), full_check=True)
+            except Exception as e:
+                raise CheckError(f"the rewritten model fails the ONNX checker: {e}") from e
         # The model goes last, so that it never points at data that is not yet there.
         written = sorted(tmp.iterdir(), key=lambda p: p.name == path.name)
         for f in written:
@@ -93,13 +193,17 @@ def save_model(
 
 
 def copy_model(
-    src: str | Path, model: onnx.ModelProto, dst: str | Path, external: bool
+    src: str | Path,
+    model: onnx.ModelProto,
+    dst: str | Path,
+    external: bool,
+    progress: Progress | None = None,
 ) -> list[Path]:
     """Writes an unchanged model: the same bytes when it is one file, else (`external`)
     re-saved with its external data beside `dst`."""
     src, dst = Path(src), Path(dst)
     if external:
-        return save_model(model, dst, external_data=True)
+        return save_model(model, dst, external_data=True, source_dir=src.parent, progress=progress)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)
         os.close(fd)

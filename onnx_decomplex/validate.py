@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -259,17 +260,23 @@ def run_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[
 
 
 def run_onnxruntime(
-    model: onnx.ModelProto, feeds: dict[str, np.ndarray], providers: list[str] | None = None
+    model: onnx.ModelProto | str | Path,
+    feeds: dict[str, np.ndarray],
+    providers: list[str] | None = None,
 ) -> list[np.ndarray]:
-    """Runs `model` in onnxruntime (CPU unless `providers` says otherwise)."""
+    """Runs `model` in onnxruntime (CPU unless `providers` says otherwise).
+
+    A path lets onnxruntime find the model's external data beside it.
+    """
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     # Failures come back as the exception below; the log would repeat them on stderr.
     options.log_severity_level = 4
     try:
+        source = str(model) if isinstance(model, str | Path) else model.SerializeToString()
         session = ort.InferenceSession(
-            model.SerializeToString(), options, providers=providers or ["CPUExecutionProvider"]
+            source, options, providers=providers or ["CPUExecutionProvider"]
         )
         return session.run(None, feeds)
     except Exception as e:
@@ -278,7 +285,7 @@ def run_onnxruntime(
 
 def validate(
     original: onnx.ModelProto,
-    rewritten: onnx.ModelProto,
+    rewritten: onnx.ModelProto | str | Path,
     inputs: dict[str, np.ndarray] | None = None,
     *,
     input_shapes: dict[str, tuple[int, ...]] | None = None,
@@ -292,7 +299,8 @@ def validate(
 
     Args:
         original: The complex model, run by `onnx.reference.ReferenceEvaluator`.
-        rewritten: The packed-real model, run by onnxruntime on packed inputs.
+        rewritten: The packed-real model, run by onnxruntime on packed inputs; or
+            the path it was saved to.
         inputs: Inputs for the original model (complex arrays for complex inputs).
             Random, seeded inputs are made when None.
         input_shapes: Shapes for inputs with symbolic dims, by input name.

@@ -1,0 +1,99 @@
+"""Large models: real weights the rewrite does not read stay on disk, and are copied
+file to file into the output's external data."""
+
+import hashlib
+
+import numpy as np
+import onnx
+import pytest
+from helpers import make_model, vi
+from onnx import helper, numpy_helper
+from onnx.external_data_helper import uses_external_data
+
+from onnx_decomplex import decomplex
+from onnx_decomplex.load import STREAM_MIN_BYTES, read_model
+from onnx_decomplex.pipeline import convert_file
+from onnx_decomplex.save import save_model
+
+SIDE = 1024  # a 1024 x 1024 float32 weight: 4 MiB, over STREAM_MIN_BYTES
+
+
+def _big_model(folder, complex_reads_weight=False):
+    """x @ W (real, on disk) then times a complex table; or, with
+    `complex_reads_weight`, the complex value times W itself, cast to complex."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((SIDE, SIDE)).astype(np.float32) / np.float32(SIDE)
+    table = np.exp(1j * rng.uniform(-3, 3, SIDE)).astype(np.complex64)
+    if complex_reads_weight:
+        nodes = [helper.make_node("Cast", ["x"], ["xc"], to=onnx.TensorProto.COMPLEX64),
+                 helper.make_node("Mul", ["xc", "table"], ["z"]),
+                 helper.make_node("Cast", ["w"], ["wc"], to=onnx.TensorProto.COMPLEX64),
+                 helper.make_node("MatMul", ["z", "wc"], ["y"])]  # fmt: skip
+    else:
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+                 helper.make_node("Cast", ["h"], ["hc"], to=onnx.TensorProto.COMPLEX64),
+                 helper.make_node("Mul", ["hc", "table"], ["y"])]  # fmt: skip
+    model = make_model(
+        nodes,
+        [vi("x", np.float32, [2, SIDE])],
+        [vi("y", np.complex64, [2, SIDE])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(table, "table")],
+    )
+    src = folder / "big.onnx"
+    onnx.save(model, str(src), save_as_external_data=True, location="big.data", size_threshold=0)
+    return src
+
+
+def _digest(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_streamed_read_leaves_large_real_weights_on_disk(tmp_path):
+    model, had_external = read_model(_big_model(tmp_path), stream=True)
+    tensors = {t.name: t for t in model.graph.initializer}
+    assert had_external and STREAM_MIN_BYTES < SIDE * SIDE * 4
+    assert uses_external_data(tensors["w"])  # real, large: not loaded
+    assert not uses_external_data(tensors["table"])  # complex: the rewrite needs it
+
+
+def test_rewrite_keeps_pointing_at_weights_it_does_not_read(tmp_path):
+    model, _ = read_model(_big_model(tmp_path), stream=True)
+    out, _ = decomplex(model, external_dir=tmp_path)
+    assert uses_external_data(next(t for t in out.graph.initializer if t.name == "w"))
+
+
+@pytest.mark.parametrize("complex_reads_weight", [False, True])
+def test_streamed_conversion_is_validated_and_copies_the_weights(tmp_path, complex_reads_weight):
+    src_dir, out_dir = tmp_path / "in", tmp_path / "out"
+    src_dir.mkdir()
+    out_dir.mkdir()
+    src = _big_model(src_dir, complex_reads_weight)
+    before = _digest(src_dir)
+    seen = []
+    result = convert_file(src, out_dir / "big.onnx", progress=lambda d, t: seen.append((d, t)))
+    assert result.ok and result.validation.outputs
+    assert _digest(src_dir) == before  # the input is never modified
+    assert sorted(p.name for p in out_dir.iterdir()) == ["big.onnx", "big.onnx.data"]
+    onnx.checker.check_model(str(out_dir / "big.onnx"), full_check=True)
+    assert seen and seen[-1][0] == seen[-1][1]
+    if not complex_reads_weight:  # else W became part of a complex weight
+        (w_out, w_in) = (
+            numpy_helper.to_array(
+                next(t for t in onnx.load(str(f)).graph.initializer if t.name == "w")
+            )
+            for f in (out_dir / "big.onnx", src)
+        )
+        np.testing.assert_array_equal(w_out, w_in)
+
+
+def test_decomplex_without_external_dir_says_which_weight(tmp_path):
+    model, _ = read_model(_big_model(tmp_path, complex_reads_weight=True), stream=True)
+    with pytest.raises(Exception, match="'w'"):
+        decomplex(model)
+
+
+def test_a_model_pointing_at_external_data_needs_its_source(tmp_path):
+    model, _ = read_model(_big_model(tmp_path), stream=True)
+    with pytest.raises(Exception, match="not where it lives"):
+        save_model(model, tmp_path / "copy.onnx")
+    assert not (tmp_path / "copy.onnx").exists()
