@@ -100,7 +100,14 @@ def measure(folder: Path, weights_mib: int = 1024, table_mib: int = 32, repeats:
     folder.mkdir(parents=True, exist_ok=True)
     model = make_large(folder, weights_mib, table_mib)
     size = sum(f.stat().st_size for f in folder.iterdir())
-    tool = ["-m", "onnx_decomplex.cli.main", str(model), str(folder / "tool.onnx"), "--no-validate", "-q"]
+    tool = [
+        "-m",
+        "onnx_decomplex.cli.main",
+        str(model),
+        str(folder / "tool.onnx"),
+        "--no-validate",
+        "-q",
+    ]
     base = ["-c", SAVE, str(model), str(folder / "base.onnx")]
     samples: dict[str, list] = {"tool": [], "base": []}
     for _ in range(repeats):

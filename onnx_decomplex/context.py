@@ -66,6 +66,7 @@ class Context:
         self._packed: dict[str, gs.Tensor] = {}
         self._pair: dict[str, tuple] = {}
         self._sparse: dict[str, tuple] = {}
+        self._real_parts: dict[str, gs.Tensor] = {}
         self._const: dict[str, np.ndarray] = {}
         self._alias: dict[str, str] = {}
         self._casts: dict[tuple[str, str], gs.Tensor] = {}
@@ -82,6 +83,7 @@ class Context:
             (self._packed, ctx._packed),
             (self._pair, ctx._pair),
             (self._sparse, ctx._sparse),
+            (self._real_parts, ctx._real_parts),
             (self._const, ctx._const),
             (self._alias, ctx._alias),
             (self._casts, ctx._casts),
@@ -302,6 +304,22 @@ class Context:
         pads = np.zeros(2 * (rank + 1), np.int64)
         pads[-1 if re is not None else rank] = 1  # after the real part, or before the imaginary
         return self.emit("Pad", [part, pads], name=name)
+
+    def real_part(self, t: gs.Tensor) -> Part:
+        """Re t alone: from the pair when there is one, else one Gather from the packed
+        tensor, which reads half of what a Split into both parts writes."""
+        name = self._key(t)
+        parts = self.known_zero_parts(t) if name in self._sparse else None
+        if parts is not None and parts[0] is not None:
+            return parts[0]
+        if name in self._pair or name in self._const or name not in self._packed:
+            return self.pair(t)[0]
+        if name not in self._real_parts:
+            self._real_parts[name] = self.emit(
+                "Gather", [self._packed[name], np.array(0, np.int64)], {"axis": -1},
+                name=f"{name}_re",
+            )  # fmt: skip
+        return self._real_parts[name]
 
     def pair(self, t: gs.Tensor, dtype: np.dtype | None = None) -> tuple:
         """The (re, im) form of complex value `t`, converting once if needed.

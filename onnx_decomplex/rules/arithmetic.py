@@ -2,7 +2,8 @@
 
     Mul(z, w)  -> (zr wr - zi wi, zr wi + zi wr)
     Mul(z, r)  -> (zr r, zi r)             # r real: scales both parts
-    Mul(z, w)  -> z (wr, wr) + swap(z) (-wi, wi)   # z packed, w a constant or a table
+    Mul(z, w)  -> z (wr, wr) + swap(z) (-wi, wi)   # z packed, w a constant
+    Mul(z, w)  -> Concat(zr wr - zi wi, zr wi + zi wr)   # z packed, w a table; [..., 1] halves
     Mul(z, w)  -> RotaryEmbedding           # opset 23+, see rotary.py
     Add(z, w)  -> (zr + wr, zi + wi)       # also Add on the packed layout
     Add(z, r)  -> (zr + r, zi)             # r real: touches the real part only
@@ -94,28 +95,31 @@ def _broadcast_over(ctx, w, z) -> bool:
 
 
 def _packed_product(ctx, y, z, w, dtype) -> bool:
-    """y = z w on the packed layout, when z is packed and w is a constant or a smaller
-    packed value (a table broadcast over z): see `cmath.mul_packed`.
+    """y = z w kept packed, when z is packed and w is a constant or a smaller packed
+    value (a table broadcast over z).
 
-    Two products on the packed tensor and one swap of its parts cost less than
-    unpacking z, four products on the parts, and packing the result.
+    A constant w: `cmath.mul_packed`, two products on the packed tensor and one swap
+    of its halves, with (wr, wr) and (-wi, wi) made in numpy. A runtime table: the
+    four products on the halves of a Split, each [..., 1], and one Concat back; its
+    (wr, wr) and (-wi, wi) would cost more to make at run time than they save.
+    Either way z is not unpacked, nor the result packed, by separate nodes.
     """
     if not ctx.has_packed(z) or ctx.prefers_pair(z):
         return False
     value = ctx.constant(w)
+    zp = ctx.packed(z, dtype)
     if value is not None:
         c = value.astype(ctx.dtype(y))
         w_re2 = np.stack([c.real, c.real], -1).astype(dtype)
         w_im2 = np.stack([-c.imag, c.imag], -1).astype(dtype)
-    elif ctx.has_packed(w) and _broadcast_over(ctx, w, z):
-        wp = ctx.packed(w, dtype)
-        w_re2 = ctx.emit("Gather", [wp, np.array([0, 0], np.int64)], {"axis": -1})
-        w_im2 = ctx.mul(ctx.emit("Gather", [wp, np.array([1, 1], np.int64)], {"axis": -1}),
-                        np.array([-1, 1], dtype))  # fmt: skip
-    else:
+        ctx.set_packed(y, cmath.mul_packed(ctx, zp, w_re2, w_im2))
+        ctx.explain("complex times constant on the packed layout: z (wr, wr) + swap(z) (-wi, wi)")
+        return True
+    if not (ctx.has_packed(w) and _broadcast_over(ctx, w, z)):
         return False
-    ctx.set_packed(y, cmath.mul_packed(ctx, ctx.packed(z, dtype), w_re2, w_im2))
-    ctx.explain("complex times table on the packed layout: z (wr, wr) + swap(z) (-wi, wi)")
+    halves = [ctx.split_halves(p, -1) for p in (zp, ctx.packed(w, dtype))]
+    ctx.set_packed(y, ctx.concat(list(cmath.mul(ctx, *halves)), -1))
+    ctx.explain("complex times table on the halves of the packed tensors, concatenated back")
     return True
 
 

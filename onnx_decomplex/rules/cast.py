@@ -50,7 +50,10 @@ def _between_complex(ctx, node, x, y):
 
 def _to_real(ctx, node, x, y):
     to = node.attrs["to"]
-    re, im = ctx.pair(x)
+    if to == TensorProto.BOOL:
+        re, im = ctx.pair(x)
+    else:
+        re = ctx.real_part(x)
     if to == TensorProto.BOOL:
         parts = [ctx.emit("Cast", [p], {"to": TensorProto.BOOL}) for p in (re, im)]
         ctx.emit("Or", parts, outputs=[y])

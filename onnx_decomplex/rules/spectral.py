@@ -7,6 +7,7 @@ the result is read as a complex value of the output's shape without its last axi
 
     DFT(z, ...)   -> DFT(p, ...), its output packed     # axes count as in DFT's own input
     STFT(z, ...)  -> STFT(p, ...), its output packed
+    DFT(Cast(x))  -> DFT(x[..., None], ...)             # a real signal: no zero part made
 
 So a DFT of a complex value means what it would mean had the caller packed it. A
 one-sided transform needs a real signal, and is refused for a complex one.
@@ -34,7 +35,12 @@ def _refuse(node, kinds):
 def transform(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     rest = [t if t.name else None for t in node.inputs[1:]]
-    ctx.set_packed(y, ctx.emit(node.op, [ctx.packed(x), *rest], node.attrs))
+    parts = ctx.known_zero_parts(x) if ctx.has_known_zero(x) else None
+    if parts is not None and parts[1] is None:
+        signal = ctx.unsqueeze(parts[0], [-1])  # the op's own spelling of a real signal
+    else:
+        signal = ctx.packed(x)
+    ctx.set_packed(y, ctx.emit(node.op, [signal, *rest], node.attrs))
     # Shape inference on the original read the signal's last axis as (re, im); the
     # logical shape is re-derived from the rewritten graph instead.
     y.shape = None

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import assert_rewrites, crandn, init, make_model, single, vi
+from helpers import assert_rewrites, crandn, init, make_model, op_types, single, vi
 from onnx import helper
 
 from onnx_decomplex import UnsupportedError, decomplex
@@ -62,3 +62,26 @@ def test_onesided_dft_of_a_complex_signal_is_refused():
     m = single("DFT", np.complex64, 17, shape=(2, 8), attrs={"axis": 1, "onesided": 1})
     with pytest.raises(UnsupportedError, match="one-sided transform needs a real signal"):
         decomplex(m)
+
+
+def test_dft_of_a_real_value_cast_to_complex_takes_the_real_signal(cdtype):
+    # FNet: Re(DFT(DFT(Cast(x)))). The op takes a real signal as [..., 1]; the zero
+    # imaginary part is never made, and the real part is one Gather.
+    real = np.float32 if cdtype == np.complex64 else np.float64
+    m = make_model(
+        [
+            helper.make_node(
+                "Cast", ["x"], ["xc"], to=helper.np_dtype_to_tensor_dtype(np.dtype(cdtype))
+            ),
+            helper.make_node("DFT", ["xc"], ["f1"], axis=2),
+            helper.make_node("DFT", ["f1"], ["f2"], axis=1),
+            helper.make_node(
+                "Cast", ["f2"], ["y"], to=helper.np_dtype_to_tensor_dtype(np.dtype(real))
+            ),
+        ],
+        [vi("x", real, [2, 4, 6])],
+        [vi("y", real, [2, 4, 6])],
+        opset=17,
+    )
+    out = assert_rewrites(m, atol=1e-4)
+    assert op_types(out) == ["DFT", "DFT", "Gather", "Unsqueeze"]
