@@ -101,6 +101,8 @@ def _load_read_weights(analysis, external_dir: str | Path | None) -> None:
     for a in analysis.walk():
         for node in a.nodes:
             for t in node.inputs:
+                # onnx-graphsurgeon keeps an initializer it has not loaded as LazyValues,
+                # which holds the TensorProto: loading it there is what its export uses.
                 lazy = getattr(t, "_values", None) if isinstance(t, gs.Constant) else None
                 tensor = getattr(lazy, "tensor", None)
                 if tensor is None or not uses_external_data(tensor):

@@ -67,6 +67,12 @@ def _times_constant(ctx, y, z, c: np.ndarray, dtype) -> bool:
 
 def _product(ctx, y, a, b, dtype):
     """y = a * b for two complex values."""
+    for r, z in ((a, b), (b, a)):
+        parts = ctx.known_zero_parts(r, dtype) if ctx.has_known_zero(r) else None
+        runtime = not ctx.has_known_zero(z) and ctx.constant(z) is None
+        if parts is not None and parts[1] is None and runtime:
+            _scale(ctx, y, z, parts[0], dtype)  # a real value: z keeps its form
+            return
     if ctx.has_known_zero(a) or ctx.has_known_zero(b):
         pa, pb = (ctx.known_zero_parts(t, dtype) or ctx.pair(t, dtype) for t in (a, b))
         ctx.set_parts(y, *cmath.mul_sparse(ctx, pa, pb))
