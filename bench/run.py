@@ -166,7 +166,9 @@ def plot(results: list[dict], path: Path) -> bool:
     ax.axvline(1.0, color="gray", linestyle=":")
     ax.set_yticks(y, [label for label, _, _ in rows], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("tool / baseline time (lower is better; black bar: goal)")
+    ax.set_xlabel(
+        "tool / baseline: time, or peak memory where the case says so (lower is better; black bar: goal)"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return True

@@ -1,6 +1,6 @@
 """Conjugation and view_as_real, as models spell them.
 
-Conjugation: ONNX has no Conj op, so ONNX has no Conj op, so a model writes one of:
+Conjugation: ONNX has no Conj op, so a model writes one of:
 
     Sub(2 Re z, z)        = conj z
     Sub(Re z, i Im z)     = conj z
