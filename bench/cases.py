@@ -122,30 +122,22 @@ def _rope_rotary23(b, s, h, d) -> onnx.ModelProto:
                   inits, opset=23)  # fmt: skip
 
 
-def rope_llama(rng, b=1, s=1024, h=32, d=128) -> Case:
+def rope_llama(rng, b=1, s=1024, h=32, d=128, target_opset=None) -> Case:
+    """Llama RoPE with a constant table; with `target_opset` 23, against the op itself."""
     x = rng.standard_normal((b, s, h, d)).astype(np.float32)
     feeds = {"xq": x}
+    exporter = _rope_exporter(b, s, h, d, False)
+    if target_opset is None:
+        baselines = [Baseline("exporter lowering", exporter, feeds, goal=1.0)]
+    else:
+        baselines = [Baseline("RotaryEmbedding-23", _rope_rotary23(b, s, h, d), feeds, goal=1.3),
+                     Baseline("exporter lowering", exporter, feeds)]  # fmt: skip
     return Case(
-        "rope_llama",
+        "rope_llama" + (f" (--target-opset {target_opset})" if target_opset else ""),
         FIXTURES.rope(freqs_as_input=False, seq_len=s, heads=h, head_dim=d),
         feeds,
-        [Baseline("exporter lowering", _rope_exporter(b, s, h, d, False), feeds, goal=1.0)],
-    )
-
-
-def rope_llama_opset23(rng, b=1, s=1024, h=32, d=128) -> Case:
-    """The same model, rewritten with --target-opset 23."""
-    x = rng.standard_normal((b, s, h, d)).astype(np.float32)
-    feeds = {"xq": x}
-    return Case(
-        "rope_llama (--target-opset 23)",
-        FIXTURES.rope(freqs_as_input=False, seq_len=s, heads=h, head_dim=d),
-        feeds,
-        [
-            Baseline("RotaryEmbedding-23", _rope_rotary23(b, s, h, d), feeds, goal=1.3),
-            Baseline("exporter lowering", _rope_exporter(b, s, h, d, False), feeds),
-        ],
-        target_opset=23,
+        baselines,
+        target_opset=target_opset,
     )
 
 
@@ -358,7 +350,7 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
     """Every case; `quick` shrinks the sizes so that a smoke run takes seconds."""
     if quick:
         return [
-            rope_llama(rng, s=64, h=4, d=32), rope_llama_opset23(rng, s=64, h=4, d=32),
+            rope_llama(rng, s=64, h=4, d=32), rope_llama(rng, s=64, h=4, d=32, target_opset=23),
             rope_symbolic_seq(rng, s=64, h=4, d=32),
             elementwise_mul(rng, n=4096), chain10(rng, n=4096),
             matmul_constant(rng, rows=8, k=32, m=32), matmul_runtime(rng, rows=8, k=32, m=32),
@@ -366,7 +358,7 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
             elementwise_mul(rng, n=4096, strategy="gauss"), fnet(rng, b=2, s=8, d=16),
         ]  # fmt: skip
     return [
-        rope_llama(rng), rope_llama_opset23(rng), rope_symbolic_seq(rng), elementwise_mul(rng),
+        rope_llama(rng), rope_llama(rng, target_opset=23), rope_symbolic_seq(rng), elementwise_mul(rng),
         chain10(rng),
         matmul_constant(rng), matmul_runtime(rng, strategy="gauss"),
         matmul_runtime(rng, strategy="four"), elementwise_mul(rng, strategy="gauss"),
