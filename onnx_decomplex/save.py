@@ -71,6 +71,38 @@ def _external_length(t: onnx.TensorProto, source_dir: Path) -> int:
     return (source_dir / info.location).stat().st_size - int(info.offset or 0)
 
 
+def _copy_range(src, out, start: int, size: int):
+    """Copies `size` bytes of `src` from `start` to the end of `out`, CHUNK at a time,
+    and yields how many bytes each step copied (0 when `src` ends early).
+
+    The kernel copies file to file where it can (copy_file_range), so the bytes never
+    pass through this process; elsewhere they are read and written.
+    """
+    out.flush()
+    left, offset = size, start
+    kernel = hasattr(os, "copy_file_range")
+    while left:
+        n = 0
+        if kernel:
+            try:
+                n = os.copy_file_range(src.fileno(), out.fileno(), min(CHUNK, left), offset)
+            except OSError:  # another filesystem, or no support: copy by hand
+                kernel = False
+        if not kernel:
+            src.seek(offset)
+            chunk = src.read(min(CHUNK, left))
+            out.write(chunk)
+            out.flush()
+            n = len(chunk)
+        # copy_file_range moved the file's end under the buffered writer: re-read it.
+        out.seek(0, os.SEEK_END)
+        yield n
+        if not n:
+            return
+        left -= n
+        offset += n
+
+
 def _write_data(model, data: Path, source_dir: Path | None, progress: Progress | None) -> None:
     """Moves tensor data into the file `data`, editing `model`'s tensors to point at it.
 
@@ -96,18 +128,13 @@ def _write_data(model, data: Path, source_dir: Path | None, progress: Progress |
                     info = ExternalDataInfo(t)
                     if info.location not in sources:
                         sources[info.location] = open(source_dir / info.location, "rb")  # noqa: SIM115
-                    src = sources[info.location]
-                    src.seek(int(info.offset or 0))
-                    left = size
-                    while left:
-                        chunk = src.read(min(CHUNK, left))
-                        if not chunk:
+                    start = int(info.offset or 0)
+                    for copied in _copy_range(sources[info.location], out, start, size):
+                        if not copied:
                             raise SaveError(
                                 f"external data of '{t.name}' ends early", file=str(data)
                             )
-                        out.write(chunk)
-                        left -= len(chunk)
-                        done += len(chunk)
+                        done += copied
                         if progress:
                             progress(done, total)
                 else:

@@ -97,3 +97,31 @@ def test_a_model_pointing_at_external_data_needs_its_source(tmp_path):
     with pytest.raises(Exception, match="not where it lives"):
         save_model(model, tmp_path / "copy.onnx")
     assert not (tmp_path / "copy.onnx").exists()
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False], ids=["copy_file_range", "read-write"])
+def test_several_weights_on_disk_land_at_their_offsets(tmp_path, monkeypatch, kernel_copy):
+    import os
+
+    if not kernel_copy:
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    rng = np.random.default_rng(1)
+    weights = [
+        rng.standard_normal((600, 600)).astype(np.float32) / np.float32(600) for _ in range(3)
+    ]
+    nodes = [helper.make_node("MatMul", ["x" if i == 0 else f"h{i - 1}", f"w{i}"], [f"h{i}"])
+             for i in range(3)]  # fmt: skip
+    nodes += [helper.make_node("Cast", ["h2"], ["hc"], to=onnx.TensorProto.COMPLEX64),
+              helper.make_node("Mul", ["hc", "t"], ["y"])]  # fmt: skip
+    table = np.exp(1j * rng.uniform(-3, 3, 600)).astype(np.complex64)
+    inits = [numpy_helper.from_array(w, f"w{i}") for i, w in enumerate(weights)]
+    model = make_model(nodes, [vi("x", np.float32, [1, 600])], [vi("y", np.complex64, [1, 600])],
+                       [*inits, numpy_helper.from_array(table, "t")])  # fmt: skip
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    src = tmp_path / "in" / "m.onnx"
+    onnx.save(model, str(src), save_as_external_data=True, location="m.data", size_threshold=0)
+    assert convert_file(src, tmp_path / "out" / "m.onnx").ok
+    out = {t.name: t for t in onnx.load(str(tmp_path / "out" / "m.onnx")).graph.initializer}
+    for i, w in enumerate(weights):
+        np.testing.assert_array_equal(numpy_helper.to_array(out[f"w{i}"]), w)
