@@ -43,6 +43,14 @@ def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
     return [t for t in graph_tensors(model.graph) if uses_external_data(t)]
 
 
+def external_length(t: TensorProto, base_dir: Path) -> int:
+    """Bytes of an external tensor's data: its `length`, or to the end of its file."""
+    info = ExternalDataInfo(t)
+    if info.length is not None:
+        return int(info.length)
+    return (base_dir / info.location).stat().st_size - int(info.offset or 0)
+
+
 def _check_external(model: onnx.ModelProto, path: Path) -> None:
     base = path.parent
     for t in external_tensors(model):
@@ -106,13 +114,14 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
         if not stream:
             load_external_data_for_model(model, str(path.parent))
         for t in external if stream else ():
-            if is_complex_onnx(t.data_type) or (ExternalDataInfo(t).length or 0) < STREAM_MIN_BYTES:
+            if is_complex_onnx(t.data_type) or external_length(t, path.parent) < STREAM_MIN_BYTES:
                 load_external_data_for_tensor(t, str(path.parent))
     except Exception as e:
         raise LoadError(f"cannot load external data: {e}", file=str(path)) from e
     try:
         # Tensors still on disk are checked where they are, beside the file.
-        onnx.checker.check_model(str(path) if external_tensors(model) else model)
+        on_disk = any(uses_external_data(t) for t in external)
+        onnx.checker.check_model(str(path) if on_disk else model)
     except Exception as e:
         raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
     return model, bool(external)

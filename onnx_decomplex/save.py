@@ -12,7 +12,7 @@ import onnx
 from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
 from .errors import CheckError, SaveError
-from .load import graph_tensors
+from .load import external_length, graph_tensors
 
 TWO_GB = 2**31
 """Protobuf cannot serialize a message this large; such models must use external data."""
@@ -64,13 +64,6 @@ def _point_to(tensor: onnx.TensorProto, location: str, offset: int, length: int)
     tensor.data_location = onnx.TensorProto.EXTERNAL
 
 
-def _external_length(t: onnx.TensorProto, source_dir: Path) -> int:
-    info = ExternalDataInfo(t)
-    if info.length is not None:
-        return int(info.length)
-    return (source_dir / info.location).stat().st_size - int(info.offset or 0)
-
-
 def _copy_range(src, out, start: int, size: int):
     """Copies `size` bytes of `src` from `start` to the end of `out`, CHUNK at a time,
     and yields how many bytes each step copied (0 when `src` ends early).
@@ -114,7 +107,7 @@ def _write_data(model, data: Path, source_dir: Path | None, progress: Progress |
              if uses_external_data(t) or len(t.raw_data) >= INLINE_MAX_BYTES]  # fmt: skip
     if any(uses_external_data(t) for t in moved) and source_dir is None:
         raise SaveError("the model points at external data, but not where it lives", file=str(data))
-    sizes = [_external_length(t, source_dir) if uses_external_data(t) else len(t.raw_data)
+    sizes = [external_length(t, source_dir) if uses_external_data(t) else len(t.raw_data)
              for t in moved]  # fmt: skip
     total, done = sum(sizes), 0
     sources = {}

@@ -125,3 +125,27 @@ def test_several_weights_on_disk_land_at_their_offsets(tmp_path, monkeypatch, ke
     out = {t.name: t for t in onnx.load(str(tmp_path / "out" / "m.onnx")).graph.initializer}
     for i, w in enumerate(weights):
         np.testing.assert_array_equal(numpy_helper.to_array(out[f"w{i}"]), w)
+
+
+def test_a_weight_with_no_length_entry_also_stays_on_disk(tmp_path):
+    # `length` may be left out: the data then runs to the end of its file.
+    src = _big_model(tmp_path)
+    model = onnx.load(str(src), load_external_data=False)
+    w = next(t for t in model.graph.initializer if t.name == "w")
+    kept = [(e.key, e.value) for e in w.external_data if e.key != "length"]
+    del w.external_data[:]
+    for key, value in kept:
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    # The weight goes last in a file of its own, so its data ends where the file does.
+    data = (tmp_path / "big.data").read_bytes()
+    offset = int(dict(kept).get("offset", 0))
+    (tmp_path / "w.data").write_bytes(data[offset : offset + SIDE * SIDE * 4])
+    for entry in w.external_data:
+        if entry.key == "location":
+            entry.value = "w.data"
+        if entry.key == "offset":
+            entry.value = "0"
+    onnx.save(model, str(src))
+    loaded, _ = read_model(src, stream=True)
+    assert uses_external_data(next(t for t in loaded.graph.initializer if t.name == "w"))
