@@ -113,17 +113,16 @@ def _packed_product(ctx, y, z, w, dtype) -> bool:
     if not ctx.has_packed(z) or ctx.prefers_pair(z):
         return False
     value = ctx.constant(w)
-    zp = ctx.packed(z, dtype)
     if value is not None:
         c = value.astype(ctx.dtype(y))
         w_re2 = np.stack([c.real, c.real], -1).astype(dtype)
         w_im2 = np.stack([-c.imag, c.imag], -1).astype(dtype)
-        ctx.set_packed(y, cmath.mul_packed(ctx, zp, w_re2, w_im2))
+        ctx.set_packed(y, cmath.mul_packed(ctx, ctx.packed(z, dtype), w_re2, w_im2))
         ctx.explain("complex times constant on the packed layout: z (wr, wr) + swap(z) (-wi, wi)")
         return True
     if not (ctx.has_packed(w) and _broadcast_over(ctx, w, z)):
         return False
-    halves = [ctx.split_halves(p, -1) for p in (zp, ctx.packed(w, dtype))]
+    halves = [ctx.split_halves(ctx.packed(t, dtype), -1) for t in (z, w)]
     ctx.set_packed(y, ctx.concat(list(cmath.mul(ctx, *halves)), -1))
     ctx.explain("complex times table on the halves of the packed tensors, concatenated back")
     return True

@@ -53,7 +53,7 @@ def _cache_parts(ctx, w, rank: int, head: int | None, dtype):
         del shape[head]
     value = ctx.constant(w)
     if value is not None:
-        value = value.reshape([d for d in shape])
+        value = value.reshape(shape)
         return value.real.astype(dtype), value.imag.astype(dtype)
     unknown = [d for d in shape if not isinstance(d, int)]
     if len(unknown) > 1:
