@@ -437,6 +437,33 @@ def interleaved_block(w: np.ndarray) -> np.ndarray:
     return big.reshape(2 * k, 2 * n)
 
 
+def dft_coefficients(
+    n_in: int, length: int, inverse: bool = False, onesided: bool = False
+) -> np.ndarray:
+    """W (n_in, K) complex with y_k = sum_j W[j, k] x_j, the DFT of length L = `length`:
+
+    forward:           W[j, k] = e^(-2 pi i jk / L),          k < L (k <= L/2 one-sided)
+    inverse:           W[j, k] = e^(+2 pi i jk / L) / L,      k < L
+    inverse one-sided: W[j, n] = c_j e^(+2 pi i jn / L) / L,  n < L, of which Re y is kept,
+                       with c_j = 1 for j = 0 and j = L/2, else 2 (the Hermitian half).
+
+    Rows j >= L are zero (the signal is cut to L); rows past n_in do not exist (it
+    is zero-padded to L). A one-sided inverse reads rows j <= L/2 only.
+    """
+    rows = min(n_in, length // 2 + 1 if inverse and onesided else length)
+    cols = length // 2 + 1 if onesided and not inverse else length
+    j = np.arange(rows, dtype=np.int64)[:, None]
+    k = np.arange(cols, dtype=np.int64)[None, :]
+    # The product taken mod L keeps the angle exact for long transforms.
+    theta = 2 * np.pi * ((j * k) % length) / length
+    w = np.zeros((n_in, cols), np.complex128)
+    w[:rows] = np.exp(1j * theta) / length if inverse else np.exp(-1j * theta)
+    if inverse and onesided:
+        double = (np.arange(rows) > 0) & (2 * np.arange(rows) != length)
+        w[:rows][double] *= 2
+    return w
+
+
 def channel_block(w: np.ndarray, transpose: bool = False) -> np.ndarray:
     """Conv weight W (M, C, ...) complex -> real (2M, 2C, ...) = [[Wr, -Wi], [Wi, Wr]]:
 

@@ -23,8 +23,21 @@ from .load import external_tensors, read_model
 from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
 from .save import Progress, check_paths, copy_model, save_model
-from .tidy import name_nodes, tidy
-from .validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult, load_saved, validate
+from .tidy import keep_model_fields, name_nodes, tidy
+from .trt.lower import lower_for_tensorrt
+from .trt.narrow import Narrowed, narrow_double
+from .trt.engine import EngineOptions, EngineResult, build_engine, preflight, run_engine
+from .trt.lint import LintResult, lint
+from .trt.profiles import build_profile
+from .validate import (
+    DEFAULT_ATOL,
+    DEFAULT_RTOL,
+    ValidationResult,
+    load_saved,
+    random_inputs,
+    resolve_shapes,
+    validate,
+)
 
 MIN_OPSET = 11
 
@@ -46,6 +59,7 @@ def _with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 MUL_STRATEGIES = ("auto", "four", "gauss")
+TARGETS = ("onnxruntime", "tensorrt")
 
 
 def upgrade_opset(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
@@ -120,6 +134,8 @@ def decomplex(
     mul_strategy: str = "auto",
     target_opset: int | None = None,
     external_dir: str | Path | None = None,
+    target: str = "onnxruntime",
+    keep_double: bool = False,
 ) -> tuple[onnx.ModelProto, Report]:
     """Rewrites every complex value of `model` into the packed-real layout.
 
@@ -138,6 +154,10 @@ def decomplex(
         external_dir: Where the external data of tensors not loaded yet lives (see
             `read_model(..., stream=True)`). Only the constants that rewritten nodes
             read are loaded; the others keep pointing at their files.
+        target: "onnxruntime" (the packed-real model as it is), or "tensorrt": then
+            what TensorRT's parser lacks is lowered too (DFT and STFT to MatMul,
+            Compress to Gather) and float64 is narrowed to float32.
+        keep_double: With target "tensorrt", leave float64 as it is.
 
     Returns:
         The rewritten model, checked by shape inference and the full ONNX checker
@@ -158,6 +178,8 @@ def decomplex(
         raise DecomplexError(f"opset {opset} is older than the oldest supported, {MIN_OPSET}")
     if mul_strategy not in MUL_STRATEGIES:
         raise DecomplexError(f"mul_strategy must be one of {', '.join(MUL_STRATEGIES)}")
+    if target not in TARGETS:
+        raise DecomplexError(f"target must be one of {', '.join(TARGETS)}")
     report = Report(
         ops_before=op_histogram(model), initializer_bytes_before=initializer_bytes(model)
     )
@@ -176,10 +198,11 @@ def decomplex(
         raise UnsupportedError.of(analysis.unsupported)
     _load_read_weights(analysis, external_dir)
     if not analysis.has_complex:
-        report.ops_after = report.ops_before
-        report.initializer_bytes_after = report.initializer_bytes_before
+        out = _for_target(model, target, opset, keep_double, external_dir, report)
+        report.ops_after = op_histogram(out)
+        report.initializer_bytes_after = initializer_bytes(out)
         report.seconds = time.perf_counter() - start
-        return model, report
+        return out, report
 
     report.inputs = list(analysis.inputs)
     report.outputs = [t.name for t in graph.outputs if t.name in analysis.complex]
@@ -193,9 +216,10 @@ def decomplex(
     ctx = rewrite(graph, analysis, opset, mul_strategy)
     tidy(graph)
     out = gs.export_onnx(graph, do_type_check=False)
-    _keep_model_fields(model, out)
+    keep_model_fields(model, out)
     _fill_output_shapes(out)
     out = check(out)
+    out = _for_target(out, target, opset, keep_double, external_dir, report)
 
     report.emitted = ctx.emitted
     report.explanations = ctx.explanations
@@ -203,6 +227,30 @@ def decomplex(
     report.initializer_bytes_after = initializer_bytes(out)
     report.seconds = time.perf_counter() - start
     return out, report
+
+
+def _for_target(
+    model: onnx.ModelProto,
+    target: str,
+    opset: int,
+    keep_double: bool,
+    external_dir: str | Path | None,
+    report: Report,
+) -> onnx.ModelProto:
+    """The TensorRT lowering and float64 narrowing, checked again when they change
+    anything; `model` itself otherwise."""
+    if target != "tensorrt":
+        return model
+    out, lowered = lower_for_tensorrt(model, opset)
+    narrowed = Narrowed()
+    if not keep_double:
+        out, narrowed = narrow_double(out, external_dir)
+    report.lowered, report.lowering_notes = lowered.ops, lowered.notes
+    report.narrowed, report.clamped = narrowed.places, narrowed.clamped
+    if out is model:
+        return model
+    _fill_output_shapes(out)
+    return check(out)
 
 
 def _fill_output_shapes(model: onnx.ModelProto) -> None:
@@ -218,25 +266,6 @@ def _fill_output_shapes(model: onnx.ModelProto) -> None:
             o.type.tensor_type.shape.CopyFrom(v.type.tensor_type.shape)
 
 
-def _keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
-    """Carries over what the graph export does not: versions, metadata, functions.
-
-    value_info is dropped: complex labels are gone, and exporters that lower
-    complex values themselves leave real labels with the wrong shapes. The check
-    re-derives every label by shape inference.
-    """
-    dst.ir_version = src.ir_version
-    del dst.opset_import[:]
-    dst.opset_import.extend(src.opset_import)
-    for field in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
-        setattr(dst, field, getattr(src, field))
-    del dst.metadata_props[:]
-    dst.metadata_props.extend(src.metadata_props)
-    if not dst.functions and src.functions:
-        dst.functions.extend(src.functions)
-    del dst.graph.value_info[:]
-
-
 @dataclass
 class ConvertOptions:
     """The options of `convert_file` that stay the same from one model to the next
@@ -250,6 +279,8 @@ class ConvertOptions:
     external_data: bool | None = None
     mul_strategy: str = "auto"
     target_opset: int | None = None
+    target: str = "onnxruntime"
+    keep_double: bool = False
 
     def convert(self, src, dst, inputs_file=None, progress: Progress | None = None) -> FileResult:
         """`convert_file(src, dst)` with these options."""
@@ -265,6 +296,8 @@ class ConvertOptions:
             external_data=self.external_data,
             mul_strategy=self.mul_strategy,
             target_opset=self.target_opset,
+            target=self.target,
+            keep_double=self.keep_double,
             progress=progress,
         )
 
@@ -277,15 +310,29 @@ class FileResult:
         report: What the rewrite found and changed.
         validation: The comparison with the reference, or None when skipped.
         written: The files written.
+        lint: The static TensorRT check, with target "tensorrt".
+        engine: The engine built, with `engine` options.
+        engine_validation: The engine's outputs compared with the reference.
     """
 
     report: Report
     validation: ValidationResult | None
     written: list[Path]
+    lint: LintResult | None = None
+    engine: EngineResult | None = None
+    engine_validation: ValidationResult | None = None
 
     @property
     def ok(self) -> bool:
-        return self.validation is None or self.validation.passed
+        return all(v is None or v.passed for v in (self.validation, self.engine_validation))
+
+
+def _engine_paths(src: Path, dst: Path, options: EngineOptions) -> None:
+    plan = Path(options.plan)
+    if plan.resolve() in (src.resolve(), dst.resolve()):
+        raise DecomplexError(f"the engine path {plan} is the model's own path")
+    if not plan.parent.is_dir():
+        raise DecomplexError(f"the engine's folder {plan.parent} does not exist")
 
 
 def convert_file(
@@ -301,9 +348,12 @@ def convert_file(
     external_data: bool | None = None,
     mul_strategy: str = "auto",
     target_opset: int | None = None,
+    target: str = "onnxruntime",
+    keep_double: bool = False,
+    engine: EngineOptions | None = None,
     progress: Progress | None = None,
 ) -> FileResult:
-    """The main job: load, rewrite, check, save atomically, then validate.
+    """The main job: load, rewrite, check, save atomically, validate, build an engine.
 
     The input is never modified. The output is written before validation, so a
     model that fails validation can still be inspected. A model with external data
@@ -311,29 +361,52 @@ def convert_file(
     file, never loaded, unless validation needs them (the reference evaluator runs
     in memory; saved outputs spare it).
 
+    With `engine`, the target is "tensorrt". TensorRT, a GPU and the shape profile
+    are checked before anything is rewritten; the engine is built from the written
+    model once it passes validation, and run on the same inputs. Validation inputs
+    take the profile's opt shapes unless `input_shapes` says otherwise.
+
     Raises:
         DecomplexError: Naming `src`, and the node and tensor where one applies.
     """
     src, dst = Path(src), Path(dst)
     try:
         check_paths(src, dst)
+        toolkit = None
+        if engine is not None:
+            target = "tensorrt"
+            _engine_paths(src, dst, engine)
+            toolkit = preflight(engine.fp16)  # before any work: nothing to undo
         model, had_external = read_model(src, stream=True)
+        profile = build_profile(model, engine.shapes) if engine is not None else None
+        if profile is not None and input_shapes is None:
+            input_shapes = profile.logical("opt")
         out, report = decomplex(
-            model, mul_strategy=mul_strategy, target_opset=target_opset, external_dir=src.parent
+            model,
+            mul_strategy=mul_strategy,
+            target_opset=target_opset,
+            external_dir=src.parent,
+            target=target,
+            keep_double=keep_double,
         )
-        if not report.has_complex and out is model:
-            return FileResult(report, None, copy_model(src, model, dst, had_external, progress))
-        if external_data is None and had_external:
-            external_data = True  # stored that way, written back that way
-        written = save_model(
-            out,
-            dst,
-            external_data,
-            source_dir=src.parent,
-            progress=progress,
-            check=bool(external_tensors(out)),  # decomplex left that check to this one
-        )
-        result = None
+        lint_result = lint(out) if target == "tensorrt" else None
+        if not report.changed and out is model:
+            written = copy_model(src, model, dst, had_external, progress)
+            if engine is None:
+                return FileResult(report, None, written, lint_result)
+        else:
+            if external_data is None and had_external:
+                external_data = True  # stored that way, written back that way
+            written = save_model(
+                out,
+                dst,
+                external_data,
+                source_dir=src.parent,
+                progress=progress,
+                check=bool(external_tensors(out)),  # decomplex left that check to this one
+            )
+        result = FileResult(report, None, written, lint_result)
+        feeds = expected = None
         if check_numerics:
             try:
                 feeds, expected = (
@@ -342,21 +415,35 @@ def convert_file(
                 if expected is None and had_external:
                     # The reference evaluator needs every weight in memory.
                     load_external_data_for_model(model, str(src.parent))
-                result = validate(
-                    model,
-                    dst,
-                    feeds,
-                    input_shapes=input_shapes,
-                    seed=seed,
-                    atol=atol,
-                    rtol=rtol,
-                    expected=expected,
+                if report.narrowed:
+                    # float32 numbers cannot meet float64 tolerances.
+                    atol, rtol = max(atol, DEFAULT_ATOL), max(rtol, DEFAULT_RTOL)
+                if feeds is None:
+                    feeds = random_inputs(model, resolve_shapes(model, input_shapes), seed)
+                result.validation = validate(
+                    model, dst, feeds, atol=atol, rtol=rtol, expected=expected
                 )
             except DecomplexError as e:
                 # Validation could not run at all: nothing is left behind.
                 for path in written:
                     path.unlink(missing_ok=True)
                 raise DecomplexError(f"{e} (--no-validate writes it unchecked)") from None
-        return FileResult(report, result, written)
+        if engine is None or not result.ok:
+            return result
+        result.engine = build_engine(dst, engine, profile, toolkit)
+        if check_numerics:
+            names = [o.name for o in model.graph.output]
+
+            def on_engine(packed):
+                outputs = run_engine(result.engine.plan, packed, toolkit)
+                return [outputs[n] for n in names]
+
+            first = result.validation
+            result.engine_validation = validate(
+                model, None, feeds, atol=atol, rtol=rtol, expected=first.expected,
+                reference=first.reference, runner=on_engine,
+                runtime=f"TensorRT {toolkit.version}",
+            )  # fmt: skip
+        return result
     except DecomplexError as e:
         raise e.at_file(str(src)) from None

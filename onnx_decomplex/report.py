@@ -44,6 +44,10 @@ class Report:
         initializer_bytes_after: Initializer bytes after the rewrite.
         seconds: Time taken by `decomplex`.
         explanations: One line per rewritten node, saying what its rule did.
+        lowered: Nodes lowered for TensorRT, by op type.
+        lowering_notes: One line per lowered node.
+        narrowed: Places float64 was narrowed to float32, for TensorRT.
+        clamped: float64 values clamped to +-FLT_MAX by the narrowing.
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -59,11 +63,20 @@ class Report:
     initializer_bytes_after: int = 0
     seconds: float = 0.0
     explanations: list[str] = field(default_factory=list)
+    lowered: Counter = field(default_factory=Counter)
+    lowering_notes: list[str] = field(default_factory=list)
+    narrowed: list[str] = field(default_factory=list)
+    clamped: int = 0
 
     @property
     def has_complex(self) -> bool:
         """False when the model held no complex value and was passed through."""
         return bool(self.rewritten or self.inputs or self.outputs or self.initializers)
+
+    @property
+    def changed(self) -> bool:
+        """True when the output differs from the input model."""
+        return self.has_complex or bool(self.lowered or self.narrowed)
 
     def found(self) -> dict[str, int]:
         """Complex values found, by kind."""

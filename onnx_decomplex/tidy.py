@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import onnx
 import onnx_graphsurgeon as gs
 
 
@@ -47,3 +48,22 @@ def tidy(graph: gs.Graph) -> gs.Graph:
     graph.cleanup(remove_unused_graph_inputs=False)
     _drop_identities(graph)
     return graph.cleanup(remove_unused_graph_inputs=False).toposort()
+
+
+def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
+    """Carries over what the graph export does not: versions, metadata, functions.
+
+    value_info is dropped: complex labels are gone, and exporters that lower
+    complex values themselves leave real labels with the wrong shapes. The check
+    re-derives every label by shape inference.
+    """
+    dst.ir_version = src.ir_version
+    del dst.opset_import[:]
+    dst.opset_import.extend(src.opset_import)
+    for field in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
+        setattr(dst, field, getattr(src, field))
+    del dst.metadata_props[:]
+    dst.metadata_props.extend(src.metadata_props)
+    if not dst.functions and src.functions:
+        dst.functions.extend(src.functions)
+    del dst.graph.value_info[:]

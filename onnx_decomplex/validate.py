@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,15 +50,18 @@ class OutputResult:
 @dataclass
 class ValidationResult:
     """Per-output comparisons, what the rewrite was compared with ("onnx.reference"
-    or "saved outputs"), and how long each side took."""
+    or "saved outputs") and what ran it, how long each side took, and the expected
+    outputs themselves (for a second runtime to be compared with)."""
 
     outputs: list[OutputResult] = field(default_factory=list)
     atol: float = DEFAULT_ATOL
     rtol: float = DEFAULT_RTOL
     reference: str = "onnx.reference"
+    runtime: str = "onnxruntime"
     reference_seconds: float = 0.0
     runtime_seconds: float = 0.0
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    expected: list[np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -278,9 +282,24 @@ def run_onnxruntime(
         session = ort.InferenceSession(
             source, options, providers=providers or ["CPUExecutionProvider"]
         )
-        return session.run(None, feeds)
+        return session.run(None, _as_declared(session, feeds))
     except Exception as e:
         raise DecomplexError(f"onnxruntime could not run the rewritten model: {e}") from e
+
+
+_ORT_FLOATS = {"tensor(float)": np.float32, "tensor(double)": np.float64}
+
+
+def _as_declared(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Float feeds in the float type each input declares: a model narrowed to float32
+    (for TensorRT) takes float32 where the original took float64."""
+    declared = {i.name: _ORT_FLOATS.get(i.type) for i in session.get_inputs()}
+    out = {}
+    for name, value in feeds.items():
+        dtype = declared.get(name)
+        cast = dtype is not None and value.dtype.kind == "f" and value.dtype != dtype
+        out[name] = value.astype(dtype) if cast else value
+    return out
 
 
 def validate(
@@ -294,6 +313,9 @@ def validate(
     rtol: float = DEFAULT_RTOL,
     providers: list[str] | None = None,
     expected: list[np.ndarray] | None = None,
+    runner: Callable[[dict[str, np.ndarray]], list[np.ndarray]] | None = None,
+    runtime: str = "onnxruntime",
+    reference: str | None = None,
 ) -> ValidationResult:
     """Runs both models on the same inputs and compares every output.
 
@@ -310,6 +332,11 @@ def validate(
         providers: onnxruntime execution providers; CPU by default.
         expected: The original's outputs, saved by the framework that made it; the
             reference evaluator runs when None.
+        runner: Runs the rewrite on packed inputs instead of onnxruntime (a TensorRT
+            engine, say), returning its outputs in the original's output order.
+        runtime: What `runner` is, for the report.
+        reference: Where `expected` came from, for the report, when not from the
+            framework that made the model.
 
     Returns:
         PASSED/FAILED per output with the max absolute and relative error.
@@ -321,11 +348,11 @@ def validate(
     packed = {k: cmath.pack(v) if is_complex_np(v.dtype) else v for k, v in inputs.items()}
 
     start = time.perf_counter()
-    reference = "onnx.reference" if expected is None else "saved outputs"
+    reference = reference or ("onnx.reference" if expected is None else "saved outputs")
     if expected is None:
         expected = run_reference(original, inputs)
     middle = time.perf_counter()
-    actual = run_onnxruntime(rewritten, packed, providers)
+    actual = runner(packed) if runner else run_onnxruntime(rewritten, packed, providers)
     end = time.perf_counter()
 
     names = [o.name for o in original.graph.output]
@@ -333,9 +360,11 @@ def validate(
         atol=atol,
         rtol=rtol,
         reference=reference,
+        runtime=runtime,
         reference_seconds=middle - start,
         runtime_seconds=end - middle,
         shapes=shapes,
+        expected=expected,
     )
     for name, e, a in zip(names, expected, actual, strict=True):
         result.outputs.append(_compare(name, e, np.asarray(a), atol, rtol))

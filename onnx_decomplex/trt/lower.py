@@ -1,0 +1,329 @@
+"""The TensorRT-compatibility lowering: real ops that TensorRT's ONNX parser lacks.
+
+It runs on the packed-real model (`decomplex(..., target="tensorrt")`), and its
+output is an ordinary ONNX model, checked and validated in onnxruntime like any
+other rewrite. One lowering per op type, registered with `@lowering`:
+
+    DFT(x, L, axis)       -> Reshape(MatMul(Reshape(x, [..., n*c]), M), [..., K, c'])
+    STFT(x, step, win, L) -> the same on Gather(x, frame indices), the window in M
+    Compress(x, cond)     -> Gather(x, nonzero(cond))
+
+M is the real block of the DFT matrix (`cmath.dft_coefficients`), built in numpy,
+so transform lengths must be static. A transform axis other than the one before
+(re, im) is moved there and back with Transpose. float64 is narrowed to float32
+afterwards (`narrow.narrow_double`), since TensorRT has no float64.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+
+from .. import cmath
+from ..errors import DecomplexError
+from ..tidy import keep_model_fields
+
+LOWERINGS: dict[str, Callable] = {}
+
+
+def lowering(*ops: str):
+    """Registers a lowering for each of `ops`; an op registered twice is an error."""
+
+    def register(fn):
+        for op in ops:
+            if op in LOWERINGS:
+                raise ValueError(f"a lowering for {op} is already registered")
+            LOWERINGS[op] = fn
+        return fn
+
+    return register
+
+
+@dataclass
+class Lowered:
+    """What the lowering changed.
+
+    Attributes:
+        ops: Nodes lowered, by op type.
+        matrix_bytes: Bytes of the DFT matrices it added.
+        notes: One line per lowered node.
+    """
+
+    ops: Counter = field(default_factory=Counter)
+    matrix_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class _Emitter:
+    """Adds nodes to one graph, named after the node they replace."""
+
+    def __init__(self, graph: gs.Graph, node: gs.Node, opset: int, lowered: Lowered):
+        self.graph, self.node, self.opset, self.lowered = graph, node, opset, lowered
+        self._count = 0
+
+    def _name(self, what: str) -> str:
+        self._count += 1
+        return f"{self.node.name}/{what}_{self._count}"
+
+    def const(self, value: np.ndarray, what: str = "const") -> gs.Constant:
+        return gs.Constant(self._name(what), np.ascontiguousarray(value))
+
+    def op(self, op: str, inputs: list, attrs: dict | None = None, out: gs.Tensor | None = None):
+        """One node; numpy inputs become constants. Returns its (only) output."""
+        ins = [self.const(np.asarray(t)) if isinstance(t, np.ndarray) else t for t in inputs]
+        out = out or gs.Variable(self._name(op.lower()))
+        self.graph.nodes.append(
+            gs.Node(op, self._name(op), attrs or {}, inputs=ins, outputs=[out])
+        )
+        return out
+
+    def fail(self, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
+        return DecomplexError(
+            f"cannot lower for TensorRT: {message}",
+            node=self.node.name,
+            op_type=self.node.op,
+            tensor=tensor.name if tensor is not None else None,
+        )
+
+
+def _constant(t: gs.Tensor | None) -> np.ndarray | None:
+    """The value of an initializer or Constant output, or None for a runtime value."""
+    if t is None or not t.name:
+        return None
+    if isinstance(t, gs.Constant):
+        return np.asarray(t.values)
+    if len(t.inputs) == 1 and t.inputs[0].op == "Constant":
+        attrs = t.inputs[0].attrs
+        if "value" in attrs:
+            return np.asarray(attrs["value"].values)
+        for key in ("value_int", "value_float", "value_ints", "value_floats"):
+            if key in attrs:
+                return np.asarray(attrs[key])
+    return None
+
+
+def _static(dim) -> int | None:
+    return dim if isinstance(dim, int) and dim >= 0 else None
+
+
+def _scalar(e: _Emitter, t: gs.Tensor, what: str) -> int:
+    value = _constant(t)
+    if value is None or value.size != 1:
+        raise e.fail(
+            f"{what} is computed at run time; the MatMul form needs it as a constant", t
+        )
+    return int(value.reshape(()))
+
+
+def _dft_block(
+    n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype
+) -> np.ndarray:
+    """M with packed y = x @ M, for x's transform axis and (re[, im]) flattened together."""
+    m = cmath.interleaved_block(cmath.dft_coefficients(n_in, length, inverse, onesided))
+    if channels == 1:
+        m = m[0::2]  # a real signal has no imaginary rows
+    if inverse and onesided:
+        m = m[:, 0::2]  # the one-sided inverse is real: (re) out, no imaginary column
+    return m.astype(dtype)
+
+
+def _matmul_last_two(e: _Emitter, x, rank: int, width: int, m: np.ndarray, out_shape, out):
+    """Reshape x's last two axes into one of `width`, times m, then into `out_shape`."""
+    keep = [0] * (rank - 2)  # 0 copies a dim, so leading dims may be dynamic
+    flat = e.op("Reshape", [x, np.array([*keep, width], np.int64)])
+    prod = e.op("MatMul", [flat, e.const(m, "dft_matrix")])
+    e.lowered.matrix_bytes += m.nbytes
+    return e.op("Reshape", [prod, np.array([*keep, *out_shape], np.int64)], out=out)
+
+
+@lowering("DFT")
+def dft(e: _Emitter, node: gs.Node) -> None:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.shape is None:
+        raise e.fail("the signal's rank is unknown", x)
+    rank = len(x.shape)
+    if e.opset >= 20:
+        given = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
+        axis = -2 if given is None else _scalar(e, given, "the axis")
+    else:
+        axis = int(node.attrs.get("axis", 1))
+    axis %= rank
+    if axis == rank - 1:
+        raise e.fail("the transform axis is the (re, im) axis", x)
+    n_in, channels = _static(x.shape[axis]), _static(x.shape[-1])
+    if n_in is None or channels not in (1, 2):
+        raise e.fail(
+            f"the signal's shape {x.shape} gives no static transform length on axis {axis}; "
+            "the MatMul form needs one",
+            x,
+        )
+    inverse = bool(node.attrs.get("inverse", 0))
+    onesided = bool(node.attrs.get("onesided", 0))
+    given = node.inputs[1] if len(node.inputs) > 1 and node.inputs[1].name else None
+    if given is not None:
+        length = _scalar(e, given, "dft_length")
+    else:
+        length = 2 * (n_in - 1) if inverse and onesided else n_in
+    if length < 1:
+        raise e.fail(f"transform length {length}", x)
+    out_len = length // 2 + 1 if onesided and not inverse else length
+    out_channels = 1 if inverse and onesided else 2
+    if x.dtype is None:
+        raise e.fail("the signal's type is unknown", x)
+    m = _dft_block(n_in, channels, length, inverse, onesided, x.dtype)
+
+    perm = None
+    if axis != rank - 2:
+        perm = [d for d in range(rank) if d not in (axis, rank - 1)] + [axis, rank - 1]
+        x = e.op("Transpose", [x], {"perm": perm})
+    inner = None if perm is None else gs.Variable(e._name("moved"))
+    res = _matmul_last_two(e, x, rank, n_in * channels, m, [out_len, out_channels], inner or y)
+    if perm is not None:
+        e.op("Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
+    node.outputs.clear()
+    kind = "inverse " * inverse + "one-sided " * onesided
+    e.lowered.notes.append(
+        f"{node.name}: {kind}DFT of length {length} on axis {axis} -> MatMul by a "
+        f"{m.shape[0]}x{m.shape[1]} matrix"
+    )
+
+
+@lowering("STFT")
+def stft(e: _Emitter, node: gs.Node) -> None:
+    x, y = node.inputs[0], node.outputs[0]
+    inputs = [*node.inputs, *[None] * (4 - len(node.inputs))]
+    step_t, window_t, length_t = inputs[1], inputs[2], inputs[3]
+    if x.shape is None or len(x.shape) != 3:
+        raise e.fail("the signal must be [batch, length, 1 or 2] with a known rank", x)
+    total, channels = _static(x.shape[1]), _static(x.shape[2])
+    if total is None or channels not in (1, 2):
+        raise e.fail(
+            f"the signal's shape {x.shape} has a dynamic length; the frames are gathered "
+            "with constant indices, which need it static",
+            x,
+        )
+    step = _scalar(e, step_t, "frame_step")
+    window = _constant(window_t)
+    has_window = window_t is not None and bool(window_t.name)
+    if has_window and window is None:
+        width = _static((window_t.shape or [None])[0])
+        if width is None:
+            raise e.fail("the window's length is dynamic", window_t)
+    else:
+        width = None if window is None else int(window.shape[0])
+    if length_t is not None and length_t.name:
+        length = _scalar(e, length_t, "frame_length")
+    else:
+        length = width if width is not None else total
+    width = width if width is not None else length
+    # STFT is one-sided unless told otherwise (the op's default).
+    onesided = bool(node.attrs.get("onesided", 1))
+    frames = 1 + (total - length) // step
+    if frames < 1 or step < 1:
+        raise e.fail(f"{frames} frames of {length} from a signal of {total}", x)
+
+    index = np.arange(frames)[:, None] * step + np.arange(width)[None, :]
+    signal = x
+    if index.max() >= total:  # a window longer than the frame reads zeros past the end
+        pads = np.array([0, 0, 0, 0, index.max() + 1 - total, 0], np.int64)
+        signal = e.op("Pad", [x, pads])
+    gathered = e.op("Gather", [signal, index.astype(np.int64)], {"axis": 1})
+    m = _dft_block(width, channels, length, False, onesided, x.dtype)
+    if window is not None:
+        # Rows of M are (sample, part): scaling row j by w_j windows the frame for free.
+        m = m * np.repeat(window.astype(m.dtype), channels)[:, None]
+    elif has_window:
+        gathered = e.op("Mul", [gathered, e.op("Reshape", [window_t, np.array([-1, 1])])])
+    out_len = length // 2 + 1 if onesided else length
+    _matmul_last_two(e, gathered, 4, width * channels, m, [out_len, 2], y)
+    node.outputs.clear()
+    e.lowered.notes.append(
+        f"{node.name}: STFT of {frames} frames of {length} -> Gather, MatMul by a "
+        f"{m.shape[0]}x{m.shape[1]} matrix"
+    )
+
+
+@lowering("Compress")
+def compress(e: _Emitter, node: gs.Node) -> None:
+    x, cond, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    axis = node.attrs.get("axis")
+    if axis is None:
+        x, axis = e.op("Reshape", [x, np.array([-1], np.int64)]), 0
+    value = _constant(cond)
+    if value is not None:
+        index = np.flatnonzero(value.astype(bool)).astype(np.int64)
+        how = "constant indices"
+    else:
+        # NonZero takes floats in TensorRT, not booleans.
+        as_float = e.op("Cast", [cond], {"to": onnx.TensorProto.FLOAT})
+        index = e.op("Reshape", [e.op("NonZero", [as_float]), np.array([-1], np.int64)])
+        how = "NonZero of the condition"
+    e.op("Gather", [x, index], {"axis": int(axis)}, out=y)
+    node.outputs.clear()
+    e.lowered.notes.append(f"{node.name}: Compress -> Gather with {how}")
+
+
+def _lower_graph(graph: gs.Graph, opset: int, lowered: Lowered, declared: dict) -> None:
+    replaced = []
+    for node in list(graph.nodes):
+        for value in node.attrs.values():
+            for sub in value if isinstance(value, list) else [value]:
+                if isinstance(sub, gs.Graph):
+                    _lower_graph(sub, opset, lowered, {})
+        fn = LOWERINGS.get(node.op) if node.domain in (None, "", "ai.onnx") else None
+        if fn is None:
+            continue
+        replaced += node.outputs
+        fn(_Emitter(graph, node, opset, lowered), node)
+        lowered.ops[node.op] += 1
+        node.inputs.clear()
+    # Inferred shapes of the old ops may disagree with the emitted ones (ONNX infers
+    # STFT as two-sided by default, while the op is one-sided): only what the model
+    # itself declared is kept, and the rest is inferred again. Later lowerings read
+    # them first, so this waits until all are done.
+    for t in replaced:
+        t.shape = declared.get(t.name)
+    graph.cleanup(remove_unused_graph_inputs=False).toposort()
+
+
+def lower_for_tensorrt(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, Lowered]:
+    """Replaces the ops in LOWERINGS by ones TensorRT imports.
+
+    Args:
+        model: A real model.
+        opset: Its default-domain opset.
+
+    Returns:
+        The lowered model (the same object when nothing needed lowering) and what
+        changed. Its value_info is dropped, to be inferred again.
+
+    Raises:
+        DecomplexError: A node cannot be lowered, such as a transform of dynamic length.
+    """
+    found = {n.op_type for n in _all_nodes(model.graph)} & set(LOWERINGS)
+    if not found:
+        return model, Lowered()
+    lowered = Lowered()
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # the lowerings that need a shape say so themselves
+        inferred = model
+    graph = gs.import_onnx(inferred)
+    declared = {t.name: t.shape for t in gs.import_onnx(model).outputs}
+    _lower_graph(graph, opset, lowered, declared)
+    out = gs.export_onnx(graph, do_type_check=False)
+    keep_model_fields(model, out)
+    return out, lowered
+
+
+def _all_nodes(graph: onnx.GraphProto):
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                yield from _all_nodes(g)

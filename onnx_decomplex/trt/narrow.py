@@ -1,0 +1,124 @@
+"""float64 -> float32, for TensorRT, which has no float64 tensors.
+
+Every place a type is spelled is narrowed: graph inputs, outputs and value_info,
+initializers, tensor attributes (Constant, ConstantOfShape), type attributes
+(`Cast(to=)`, `EyeLike(dtype=)`, `RandomNormal(dtype=)`, ...), subgraphs and
+model-local functions. Values past float32's range are clamped to +-FLT_MAX, as
+TensorRT's parser does with the float64 weights it casts down, rather than
+turned into infinities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, TensorProto, numpy_helper
+from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
+
+from ..errors import DecomplexError
+
+TYPE_ATTRIBUTES = ("to", "dtype")
+"""Integer attributes that name an output type."""
+
+
+@dataclass
+class Narrowed:
+    """What `narrow_double` changed.
+
+    Attributes:
+        places: Each narrowed input, output, initializer or attribute, by name.
+        clamped: Values clamped to +-FLT_MAX.
+    """
+
+    places: list[str] = field(default_factory=list)
+    clamped: int = 0
+
+
+def _narrow_tensor(t: TensorProto, external_dir: Path | None, narrowed: Narrowed) -> None:
+    if uses_external_data(t):
+        if external_dir is None:
+            raise DecomplexError("its data is on disk and no folder was given", tensor=t.name)
+        load_external_data_for_tensor(t, str(external_dir))
+        del t.external_data[:]
+        t.data_location = TensorProto.DEFAULT
+    value = numpy_helper.to_array(t)
+    big = np.finfo(np.float32).max
+    finite = np.isfinite(value)
+    narrowed.clamped += int(np.count_nonzero(finite & (np.abs(value) > big)))
+    value = np.where(finite, np.clip(value, -big, big), value).astype(np.float32)
+    t.CopyFrom(numpy_helper.from_array(value, t.name))
+
+
+def _narrow_type(tp: onnx.TypeProto) -> bool:
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type" and tp.tensor_type.elem_type == TensorProto.DOUBLE:
+        tp.tensor_type.elem_type = TensorProto.FLOAT
+        return True
+    inner = {
+        "sequence_type": lambda: tp.sequence_type.elem_type,
+        "optional_type": lambda: tp.optional_type.elem_type,
+    }.get(kind)
+    return _narrow_type(inner()) if inner else False
+
+
+def _narrow_graph(g: onnx.GraphProto, where: str, base: Path | None, n: Narrowed) -> None:
+    for kind, values in (("input", g.input), ("output", g.output), ("value_info", g.value_info)):
+        for v in values:
+            if _narrow_type(v.type) and kind != "value_info":
+                n.places.append(f"{where}{kind} '{v.name}'")
+    for t in g.initializer:
+        if t.data_type == TensorProto.DOUBLE:
+            _narrow_tensor(t, base, n)
+            n.places.append(f"{where}initializer '{t.name}'")
+    _narrow_nodes(g.node, where, base, n)
+
+
+def _narrow_nodes(nodes, where: str, base: Path | None, n: Narrowed) -> None:
+    for node in nodes:
+        label = f"{where}node '{node.name}' ({node.op_type})"
+        for attr in node.attribute:
+            if attr.type == AttributeProto.TENSOR and attr.t.data_type == TensorProto.DOUBLE:
+                _narrow_tensor(attr.t, base, n)
+                n.places.append(f"{label} attribute '{attr.name}'")
+            elif attr.type == AttributeProto.TENSORS:
+                for t in attr.tensors:
+                    if t.data_type == TensorProto.DOUBLE:
+                        _narrow_tensor(t, base, n)
+                        n.places.append(f"{label} attribute '{attr.name}'")
+            elif (
+                attr.type == AttributeProto.INT
+                and attr.name in TYPE_ATTRIBUTES
+                and attr.i == TensorProto.DOUBLE
+            ):
+                attr.i = TensorProto.FLOAT
+                n.places.append(f"{label} attribute '{attr.name}'")
+            elif attr.type == AttributeProto.GRAPH:
+                _narrow_graph(attr.g, f"{label} body: ", base, n)
+            elif attr.type == AttributeProto.GRAPHS:
+                for sub in attr.graphs:
+                    _narrow_graph(sub, f"{label} body: ", base, n)
+
+
+def narrow_double(
+    model: onnx.ModelProto, external_dir: str | Path | None = None
+) -> tuple[onnx.ModelProto, Narrowed]:
+    """`model` with every float64 type and value made float32.
+
+    Args:
+        model: Any model; it is not modified.
+        external_dir: Where float64 weights still on disk live; they are loaded.
+
+    Returns:
+        The narrowed copy (`model` itself when it holds no float64), and what changed.
+    """
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    narrowed = Narrowed()
+    base = Path(external_dir) if external_dir is not None else None
+    _narrow_graph(out.graph, "", base, narrowed)
+    for fn in out.functions:
+        _narrow_nodes(fn.node, f"function '{fn.name}': ", base, narrowed)
+    return (out, narrowed) if narrowed.places else (model, narrowed)

@@ -1,0 +1,184 @@
+"""Optimization profiles and memory pools for the engine build, from command-line specs.
+
+Shapes are given as the user knows the model: a complex input's logical shape S
+(its packed form S + [2] is what the engine takes, with the trailing 2 fixed), or
+the packed shape itself. Both trtexec's `x:1x8x128` and Polygraphy's `x:[1,8,128]`
+are read (`shapes.parse_shapes`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import onnx
+
+from ..dtypes import is_complex_onnx
+from ..errors import DecomplexError
+from ..shapes import parse_shapes
+
+KINDS = ("min", "opt", "max")
+
+POOLS = {
+    "workspace": "WORKSPACE",
+    "dla_managed_sram": "DLA_MANAGED_SRAM",
+    "dla_local_dram": "DLA_LOCAL_DRAM",
+    "dla_global_dram": "DLA_GLOBAL_DRAM",
+    "tactic_dram": "TACTIC_DRAM",
+    "tactic_shared_memory": "TACTIC_SHARED_MEMORY",
+    # trtexec's spellings
+    "dlasram": "DLA_MANAGED_SRAM",
+    "dlalocaldram": "DLA_LOCAL_DRAM",
+    "dlaglobaldram": "DLA_GLOBAL_DRAM",
+    "tacticsharedmem": "TACTIC_SHARED_MEMORY",
+}
+"""Pool names (Polygraphy's and trtexec's) -> `trt.MemoryPoolType` members."""
+
+_UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """`2G`, `512M`, `1.5G`, `4096B` -> bytes (binary units). A unit is required:
+    trtexec reads a bare number as MiB and Polygraphy as bytes."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([BKMGT])(?:i?B)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise DecomplexError(
+            f"bad size '{text}': a number and a unit, as in 2G, 512M, 64K or 4096B"
+        )
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def parse_pool_limits(specs) -> dict[str, int]:
+    """`workspace:2G,tactic_shared_memory:48K` -> {`MemoryPoolType` member: bytes}."""
+    if isinstance(specs, str):
+        specs = [specs]
+    limits = {}
+    for spec in specs:
+        for item in filter(None, (s.strip() for s in spec.split(","))):
+            pool, sep, size = item.partition(":")
+            key = POOLS.get(pool.strip().lower())
+            if not sep or key is None:
+                names = ", ".join(k for k in POOLS if "_" in k or k == "workspace")
+                raise DecomplexError(f"bad pool limit '{item}': expected POOL:SIZE with POOL one of {names}")
+            limits[key] = parse_size(size)
+    return limits
+
+
+Shape = tuple[int, ...]
+
+
+@dataclass
+class Profile:
+    """min/opt/max shapes for each engine input that has a dynamic dim.
+
+    Attributes:
+        shapes: Packed input name -> (min, opt, max).
+        packed: Inputs that are complex in the original model (their shapes end in 2).
+    """
+
+    shapes: dict[str, tuple[Shape, Shape, Shape]] = field(default_factory=dict)
+    packed: set[str] = field(default_factory=set)
+
+    def logical(self, kind: str = "opt") -> dict[str, Shape]:
+        """The original model's input shapes at `kind`, for validation inputs."""
+        i = KINDS.index(kind)
+        return {
+            name: s[i][:-1] if name in self.packed else s[i] for name, s in self.shapes.items()
+        }
+
+
+def _inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    inits = {t.name for t in model.graph.initializer}
+    return [v for v in model.graph.input if v.name not in inits]
+
+
+def _declared(v: onnx.ValueInfoProto) -> tuple[list, bool]:
+    """Packed dims (int, or the dim's name, or None) and whether the input is complex."""
+    t = v.type.tensor_type
+    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+    packed = is_complex_onnx(t.elem_type)
+    return (dims + [2] if packed else dims), packed
+
+
+def _fit(name: str, given: Shape, dims: list, packed: bool, flag: str) -> Shape:
+    """`given` as a packed shape, checked against the declared dims."""
+    if packed and len(given) == len(dims) - 1:
+        given = (*given, 2)
+    if len(given) != len(dims):
+        logical = f" (logical rank {len(dims) - 1})" if packed else ""
+        raise DecomplexError(
+            f"{flag} gives {len(given)} dims for '{name}', which has {len(dims)}{logical}",
+            tensor=name,
+        )
+    for i, (g, d) in enumerate(zip(given, dims, strict=True)):
+        if isinstance(d, int) and g != d:
+            raise DecomplexError(
+                f"{flag} gives {g} for dim {i} of '{name}', which is fixed at {d}", tensor=name
+            )
+    return tuple(given)
+
+
+def _template(dims: list, packed: bool) -> str:
+    shown = dims[:-1] if packed else dims
+    return "x".join(str(d) if isinstance(d, int) else f"<{d or '?'}>" for d in shown)
+
+
+def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
+    """One optimization profile for `model`'s inputs (the original model, or its rewrite).
+
+    Args:
+        model: The model whose inputs are profiled.
+        specs: "min", "opt" and "max" -> shape specs (strings, as on the command line).
+            An input given in one kind only gets that shape for all three. A dim
+            name fixed by one input's shapes applies to every input that uses it.
+
+    Raises:
+        DecomplexError: A spec names no input, has the wrong rank, contradicts a
+            fixed dim, gives two kinds but not the third, or min <= opt <= max fails;
+            or an input has a dynamic dim that no spec fixes (the message says which
+            flags to add).
+    """
+    given = {k: parse_shapes(specs.get(k) or []) for k in KINDS}
+    inputs = {v.name: _declared(v) for v in _inputs(model)}
+    for kind, shapes in given.items():
+        for name in shapes:
+            if name not in inputs:
+                raise DecomplexError(
+                    f"--trt-{kind}-shapes names '{name}', which is not an input; "
+                    f"inputs: {', '.join(inputs)}"
+                )
+    profile = Profile(packed={n for n, (_, packed) in inputs.items() if packed})
+    symbols: dict[str, list[int]] = {}
+    for name, (dims, packed) in inputs.items():
+        kinds = {k: _fit(name, given[k][name], dims, packed, f"--trt-{k}-shapes")
+                 for k in KINDS if name in given[k]}  # fmt: skip
+        if not kinds:
+            continue
+        if len(kinds) == 2:
+            missing = next(k for k in KINDS if k not in kinds)
+            raise DecomplexError(f"'{name}' has two of min/opt/max shapes: add --trt-{missing}-shapes", tensor=name)
+        low, mid, high = (kinds.get(k) or next(iter(kinds.values())) for k in KINDS)
+        if not all(a <= b <= c for a, b, c in zip(low, mid, high, strict=True)):
+            raise DecomplexError(f"'{name}': shapes must satisfy min <= opt <= max, dim by dim, got {low}, {mid}, {high}", tensor=name)
+        profile.shapes[name] = (low, mid, high)
+        for i, d in enumerate(dims):
+            if isinstance(d, str):
+                symbols.setdefault(d, [low[i], mid[i], high[i]])
+
+    missing = []
+    for name, (dims, packed) in inputs.items():
+        if name in profile.shapes or all(isinstance(d, int) for d in dims):
+            continue
+        if all(isinstance(d, int) or d in symbols for d in dims):
+            profile.shapes[name] = tuple(
+                tuple(d if isinstance(d, int) else symbols[d][i] for d in dims) for i in range(3)
+            )
+        else:
+            missing.append(f"{name}:{_template(dims, packed)}")
+    if missing:
+        raise DecomplexError(
+            f"dynamic inputs need shapes for the engine: give --trt-min-shapes, "
+            f"--trt-opt-shapes and --trt-max-shapes for {', '.join(missing)} "
+            "(or one of them, for a fixed shape)"
+        )
+    return profile
