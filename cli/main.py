@@ -11,13 +11,16 @@ from rich.console import Console
 from onnx_decomplex import __version__
 from onnx_decomplex.baseline import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.pipeline import MUL_STRATEGIES, ConvertOptions
+from onnx_decomplex.pipeline import MUL_STRATEGIES, TARGETS, ConvertOptions, check_tensorrt
 from onnx_decomplex.shapes import parse_shapes
+from onnx_decomplex.trt.engine import EngineOptions
+from onnx_decomplex.trt.profiles import parse_pool_limits
+from onnx_decomplex.zoo import find_models
 from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
 
 from .folder import run_folder_mode
 from .groups import GroupedCommand, option
-from .output import print_summary, print_validation, weights_progress
+from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
 
 EXIT_ERROR = 1
 EXIT_VALIDATION = 3
@@ -31,7 +34,7 @@ def _exit_with(error: DecomplexError) -> None:
 
 @click.command(cls=GroupedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("src", metavar="IN", type=click.Path(path_type=Path))
-@click.argument("dst", metavar="OUT", type=click.Path(path_type=Path))
+@click.argument("dst", metavar="OUT", required=False, type=click.Path(path_type=Path))
 @option(
     "--external-data/--no-external-data",
     default=None,
@@ -100,6 +103,68 @@ def _exit_with(error: DecomplexError) -> None:
     "complex-times-position-table becomes one RotaryEmbedding node.",
 )
 @option(
+    "--target",
+    type=click.Choice(TARGETS),
+    default="onnxruntime",
+    show_default=True,
+    group="TensorRT",
+    help="tensorrt: also lower what TensorRT's parser lacks (DFT/STFT to MatMul, Compress "
+    "to Gather), narrow float64 to float32, and lint the result. Implied by --build-engine.",
+)
+@option(
+    "--keep-double",
+    is_flag=True,
+    group="TensorRT",
+    help="With --target tensorrt, leave float64 as it is.",
+)
+@option(
+    "--check-tensorrt",
+    is_flag=True,
+    group="TensorRT",
+    help="Only lint what TensorRT's parser would get (IN: a model or a folder), against the "
+    "table in the repo; writes nothing, needs no TensorRT. Exit 1 on any error.",
+)
+@option(
+    "--build-engine",
+    "plan",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="TensorRT",
+    help="Build a TensorRT engine (.plan or .engine) from OUT, and run it on the validation "
+    "inputs. Needs TensorRT 10 or 11 and an NVIDIA GPU.",
+)
+@option(
+    "--trt-min-shapes",
+    multiple=True,
+    metavar="SPEC",
+    group="TensorRT",
+    help="Profile shapes for dynamic inputs: name:1x8x128 or name:[1,8,128]; a complex "
+    "input's logical shape (the trailing 2 is added) or its packed one.",
+)
+@option("--trt-opt-shapes", multiple=True, metavar="SPEC", group="TensorRT",
+        help="As --trt-min-shapes; also the validation shapes. One kind alone fixes the shape.")  # fmt: skip
+@option("--trt-max-shapes", multiple=True, metavar="SPEC", group="TensorRT",
+        help="As --trt-min-shapes.")  # fmt: skip
+@option(
+    "--pool-limit",
+    multiple=True,
+    metavar="POOL:SIZE",
+    group="TensorRT",
+    help="Memory pool limit, as in workspace:2G (units B, K, M, G).",
+)
+@option(
+    "--timing-cache",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="TensorRT",
+    help="Timing cache file: read if present, written after the build.",
+)
+@option(
+    "--builder-optimization-level",
+    type=click.IntRange(0, 5),
+    group="TensorRT",
+    help="TensorRT's builder optimization level (default 3).",
+)
+@option("--fp16", is_flag=True, group="TensorRT", help="Allow FP16 kernels (TensorRT 10 only).")
+@option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -164,6 +229,17 @@ def main(
     rtol,
     mul_strategy,
     target_opset,
+    target,
+    keep_double,
+    check_tensorrt,
+    plan,
+    trt_min_shapes,
+    trt_opt_shapes,
+    trt_max_shapes,
+    pool_limit,
+    timing_cache,
+    builder_optimization_level,
+    fp16,
     jobs,
     report,
     junit,
@@ -188,8 +264,31 @@ def main(
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
     folder_only = {"--jobs": jobs != 1, "--report": report, "--junit": junit,
                    "--baseline": baseline_path, "--update-baseline": update_baseline}  # fmt: skip
+    engine_only = {"--trt-min-shapes": trt_min_shapes, "--trt-opt-shapes": trt_opt_shapes,
+                   "--trt-max-shapes": trt_max_shapes, "--pool-limit": pool_limit,
+                   "--timing-cache": timing_cache, "--fp16": fp16,
+                   "--builder-optimization-level": builder_optimization_level is not None}  # fmt: skip
+    given = [name for name, value in engine_only.items() if value]
+    if given and plan is None:
+        raise click.UsageError(f"{', '.join(given)}: only with --build-engine")
+    if check_tensorrt:
+        if dst is not None or plan is not None:
+            raise click.UsageError("--check-tensorrt writes nothing: give IN only")
+        sys.exit(_check_tensorrt(console, src, mul_strategy, target_opset, keep_double))
+    if dst is None:
+        raise click.UsageError("missing argument 'OUT'")
     try:
         shapes = parse_shapes(input_shapes)
+        engine = None
+        if plan is not None:
+            engine = EngineOptions(
+                plan=plan,
+                shapes={"min": trt_min_shapes, "opt": trt_opt_shapes, "max": trt_max_shapes},
+                pool_limits=parse_pool_limits(pool_limit),
+                timing_cache=timing_cache,
+                optimization_level=builder_optimization_level,
+                fp16=fp16,
+            )
     except DecomplexError as e:
         _exit_with(e)
     options = ConvertOptions(
@@ -201,8 +300,12 @@ def main(
         external_data=external_data,
         mul_strategy=mul_strategy,
         target_opset=target_opset,
+        target=target,
+        keep_double=keep_double,
     )
     if src.is_dir():
+        if plan is not None:
+            raise click.UsageError("--build-engine is for one model, not a folder")
         if load_inputs:
             raise click.UsageError(
                 "--load-inputs is for one model; in folder mode, put NAME.npz beside NAME.onnx"
@@ -234,20 +337,50 @@ def main(
     err = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
     try:
         with weights_progress(err) as progress:
-            result = options.convert(src, dst, inputs_file=load_inputs, progress=progress)
+            result = options.convert(
+                src, dst, inputs_file=load_inputs, progress=progress, engine=engine
+            )
     except DecomplexError as e:
         _exit_with(e)
     print_summary(console, result, verbose)
-    print_validation(console, result)
+    print_lint(console, result.lint)
+    print_validation(console, result.validation)
+    print_engine(console, result)
     if not result.ok:
-        failed = ", ".join(o.name for o in result.validation.outputs if not o.passed)
+        failed = [o.name for v in (result.validation, result.engine_validation)
+                  if v is not None for o in v.outputs if not o.passed]  # fmt: skip
+        no_engine = "; no engine was built" if plan is not None and result.engine is None else ""
         click.echo(
-            f"error: {src}: validation failed for {failed}; {dst} was written for inspection",
+            f"error: {src}: validation failed for {', '.join(failed)}; {dst} was written "
+            f"for inspection{no_engine}",
             err=True,
         )
         sys.exit(EXIT_VALIDATION)
     if not quiet:
-        click.echo(f"wrote {dst}")
+        click.echo(f"wrote {dst}" + (f" and {plan}" if result.engine is not None else ""))
+
+
+def _check_tensorrt(console, src: Path, mul_strategy, target_opset, keep_double) -> int:
+    """Lints one model or every model of a folder; the exit status."""
+    paths = find_models(src) if src.is_dir() else [src]
+    if not paths:
+        _exit_with(DecomplexError(f"no .onnx files under {src}"))
+    failed = 0
+    for path in paths:
+        try:
+            report, result = check_tensorrt(
+                path, mul_strategy=mul_strategy, target_opset=target_opset,
+                keep_double=keep_double,
+            )  # fmt: skip
+        except DecomplexError as e:
+            console.print(f"[red]ERROR[/red] {e}")
+            failed += 1
+            continue
+        print_lint(console, result, label=str(path), lowered=report)
+        failed += not result.passed
+    if len(paths) > 1:
+        console.print(f"{len(paths) - failed} of {len(paths)} models would parse")
+    return EXIT_ERROR if failed else 0
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from rich.table import Table
 
 from onnx_decomplex.pipeline import FileResult
+from onnx_decomplex.report import Report
+from onnx_decomplex.trt.lint import LintResult
+from onnx_decomplex.validate import ValidationResult
 
 PROGRESS_MIN_BYTES = 100 << 20
 """Writing less external data than this is quick: no bar."""
@@ -44,7 +47,7 @@ def weights_progress(console: Console) -> Iterator:
 def print_summary(console: Console, result: FileResult, verbose: bool) -> None:
     """One table: complex values found, node counts per op before and after, time."""
     report = result.report
-    if not report.has_complex:
+    if not report.changed:
         console.print("no complex values: the model was written out unchanged")
         return
     table = Table(title="onnx-decomplex", show_edge=False, title_justify="left")
@@ -63,20 +66,60 @@ def print_summary(console: Console, result: FileResult, verbose: bool) -> None:
     )
     table.add_row("rewrite time", "", f"{report.seconds * 1000:.1f} ms")
     console.print(table)
+    print_lowering(console, report)
     if verbose:
-        for line in report.explanations:
+        for line in report.explanations + report.lowering_notes:
             console.print(f"  {line}", highlight=False)
 
 
-def print_validation(console: Console, result: FileResult) -> None:
+def print_lowering(console: Console, report: Report) -> None:
+    """What the TensorRT lowering and float64 narrowing changed, one line each."""
+    if report.lowered:
+        ops = ", ".join(f"{n} {op}" for op, n in sorted(report.lowered.items()))
+        console.print(f"lowered for TensorRT: {ops}")
+    if report.narrowed:
+        clamped = f", {report.clamped} values clamped to +-FLT_MAX" if report.clamped else ""
+        console.print(f"float64 narrowed to float32 in {len(report.narrowed)} places{clamped}")
+
+
+def print_lint(
+    console: Console, lint: LintResult | None, label: str = "", lowered: Report | None = None
+) -> None:
+    """The static TensorRT check: PASSED/FAILED, then each finding."""
+    if lint is None:
+        return
+    status = "[green]PASSED[/green]" if lint.passed else "[red]FAILED[/red]"
+    counts = f"{len(lint.errors)} errors, {len(lint.warnings)} warnings"
+    what = f" {label}" if label else ""
+    console.print(f"TensorRT parser check{what}: {status} ({counts}; table: {lint.source})")
+    if lowered is not None:
+        print_lowering(console, lowered)
+    for f in lint.findings:
+        color = "red" if f.level == "error" else "yellow"
+        console.print(f"  [{color}]{f.level}[/{color}] {f}", highlight=False)
+
+
+def print_engine(console: Console, result: FileResult) -> None:
+    """The engine built, and its comparison with the reference."""
+    e = result.engine
+    if e is None:
+        return
+    console.print(
+        f"engine: {e.plan} ({e.bytes / 2**20:.1f} MiB, TensorRT {e.version}, built in "
+        f"{e.seconds:.1f} s)",
+        highlight=False,
+    )
+    print_validation(console, result.engine_validation)
+
+
+def print_validation(console: Console, v: ValidationResult | None) -> None:
     """PASSED or FAILED per output, with the max absolute and relative error."""
-    v = result.validation
     if v is None:
         return
     shapes = ", ".join(f"{k}:{'x'.join(map(str, s)) or 'scalar'}" for k, s in v.shapes.items())
     console.print(
         f"validation: reference ({v.reference}) {v.reference_seconds * 1000:.1f} ms, "
-        f"onnxruntime {v.runtime_seconds * 1000:.1f} ms, atol={v.atol:g} rtol={v.rtol:g}, "
+        f"{v.runtime} {v.runtime_seconds * 1000:.1f} ms, atol={v.atol:g} rtol={v.rtol:g}, "
         f"inputs {shapes or 'none'}",
         highlight=False,
     )

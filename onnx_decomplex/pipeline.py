@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,14 @@ from .save import Progress, check_paths, copy_model, save_model
 from .tidy import keep_model_fields, name_nodes, tidy
 from .trt.lower import lower_for_tensorrt
 from .trt.narrow import Narrowed, narrow_double
-from .trt.engine import EngineOptions, EngineResult, build_engine, preflight, run_engine
+from .trt.engine import (
+    EngineError,
+    EngineOptions,
+    EngineResult,
+    build_engine,
+    preflight,
+    run_engine,
+)
 from .trt.lint import LintResult, lint
 from .trt.profiles import build_profile
 from .validate import (
@@ -282,7 +290,14 @@ class ConvertOptions:
     target: str = "onnxruntime"
     keep_double: bool = False
 
-    def convert(self, src, dst, inputs_file=None, progress: Progress | None = None) -> FileResult:
+    def convert(
+        self,
+        src,
+        dst,
+        inputs_file=None,
+        progress: Progress | None = None,
+        engine: EngineOptions | None = None,
+    ) -> FileResult:
         """`convert_file(src, dst)` with these options."""
         return convert_file(
             src,
@@ -298,6 +313,7 @@ class ConvertOptions:
             target_opset=self.target_opset,
             target=self.target,
             keep_double=self.keep_double,
+            engine=engine,
             progress=progress,
         )
 
@@ -430,7 +446,10 @@ def convert_file(
                 raise DecomplexError(f"{e} (--no-validate writes it unchecked)") from None
         if engine is None or not result.ok:
             return result
-        result.engine = build_engine(dst, engine, profile, toolkit)
+        try:
+            result.engine = build_engine(dst, engine, profile, toolkit)
+        except EngineError as e:
+            raise dataclasses.replace(e, message=f"{e.message} ({dst} was written)") from None
         if check_numerics:
             names = [o.name for o in model.graph.output]
 
@@ -445,5 +464,36 @@ def convert_file(
                 runtime=f"TensorRT {toolkit.version}",
             )  # fmt: skip
         return result
+    except DecomplexError as e:
+        raise e.at_file(str(src)) from None
+
+
+def check_tensorrt(
+    src: str | Path,
+    *,
+    mul_strategy: str = "auto",
+    target_opset: int | None = None,
+    keep_double: bool = False,
+) -> tuple[Report, LintResult]:
+    """What `--build-engine` would hand TensorRT's parser, checked statically.
+
+    The model is rewritten and lowered for TensorRT in memory, then linted against
+    the parser table (`trt.lint`). Nothing is written, and TensorRT is not needed.
+
+    Raises:
+        DecomplexError: Naming `src`: the model cannot be read, rewritten or lowered.
+    """
+    src = Path(src)
+    try:
+        model, _ = read_model(src, stream=True)
+        out, report = decomplex(
+            model,
+            mul_strategy=mul_strategy,
+            target_opset=target_opset,
+            external_dir=src.parent,
+            target="tensorrt",
+            keep_double=keep_double,
+        )
+        return report, lint(out)
     except DecomplexError as e:
         raise e.at_file(str(src)) from None
