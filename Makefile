@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: run test test-slow bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax coverage clean
+.PHONY: run test test-slow test-gpu bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: $(STAMP)
 ## test-slow: only the cases marked slow
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+## test-gpu: only the GPU cases (engine build and run need TensorRT); each says why it skips
+test-gpu: $(STAMP)
+	$(BIN)/python -m pytest -q -m gpu -rs
 
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'

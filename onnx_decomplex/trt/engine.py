@@ -277,26 +277,21 @@ def run_engine(
     context = engine.create_execution_context()
     names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
     is_input = {n: engine.get_tensor_mode(n) == trt.TensorIOMode.INPUT for n in names}
-    buffers, outputs = [], {}
+    buffers = DeviceBuffers(cudart)
+    outputs = {}
     try:
         for name in (n for n in names if is_input[n]):
             dtype = np.dtype(trt.nptype(engine.get_tensor_dtype(name)))
             host = np.ascontiguousarray(feeds[name], dtype=dtype)
             context.set_input_shape(name, host.shape)
-            device = _cuda(cudart.cudaMalloc(max(host.nbytes, 1)))
-            buffers.append(device)
-            kind = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
-            _cuda(cudart.cudaMemcpy(device, host.ctypes.data, host.nbytes, kind))
-            context.set_tensor_address(name, device)
+            context.set_tensor_address(name, buffers.upload(host))
         for name in (n for n in names if not is_input[n]):
             shape = tuple(context.get_tensor_shape(name))
             if any(d < 0 for d in shape):
                 raise EngineError(f"output '{name}' has a data-dependent shape {shape}")
             host = np.empty(shape, np.dtype(trt.nptype(engine.get_tensor_dtype(name))))
-            device = _cuda(cudart.cudaMalloc(max(host.nbytes, 1)))
-            buffers.append(device)
-            context.set_tensor_address(name, device)
-            outputs[name] = (host, device)
+            outputs[name] = (host, buffers.alloc(host.nbytes))
+            context.set_tensor_address(name, outputs[name][1])
         stream = _cuda(cudart.cudaStreamCreate())
         try:
             if not context.execute_async_v3(int(stream)):
@@ -304,10 +299,38 @@ def run_engine(
             _cuda(cudart.cudaStreamSynchronize(stream))
         finally:
             _cuda(cudart.cudaStreamDestroy(stream))
-        kind = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost
         for host, device in outputs.values():
-            _cuda(cudart.cudaMemcpy(host.ctypes.data, device, host.nbytes, kind))
+            buffers.download(device, host)
     finally:
-        for device in buffers:
-            cudart.cudaFree(device)
+        buffers.free()
     return {name: host for name, (host, _) in outputs.items()}
+
+
+class DeviceBuffers:
+    """GPU memory for one run, through cuda-bindings; `free` releases all of it."""
+
+    def __init__(self, cudart):
+        self.cudart = cudart
+        self.pointers: list[int] = []
+
+    def alloc(self, nbytes: int) -> int:
+        pointer = _cuda(self.cudart.cudaMalloc(max(nbytes, 1)))  # 0 bytes gives no pointer
+        self.pointers.append(pointer)
+        return int(pointer)
+
+    def upload(self, host: np.ndarray) -> int:
+        """A device copy of a C-contiguous `host`; its pointer."""
+        pointer = self.alloc(host.nbytes)
+        kind = self.cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+        _cuda(self.cudart.cudaMemcpy(pointer, host.ctypes.data, host.nbytes, kind))
+        return pointer
+
+    def download(self, pointer: int, host: np.ndarray) -> None:
+        """Fills the C-contiguous `host` from the device."""
+        kind = self.cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost
+        _cuda(self.cudart.cudaMemcpy(host.ctypes.data, pointer, host.nbytes, kind))
+
+    def free(self) -> None:
+        for pointer in self.pointers:
+            self.cudart.cudaFree(pointer)
+        self.pointers.clear()

@@ -1,0 +1,262 @@
+"""DFT, STFT and Compress lowered for TensorRT: exact ops, numbers against onnx.reference,
+the full checker, and no complex or float64 left."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from onnx_decomplex import decomplex, validate
+from onnx_decomplex.check import find_complex
+from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.reference import evaluator
+from onnx_decomplex.trt.lower import LOWERINGS
+from tests.helpers import crandn, init, make_model, op_types, vi
+
+
+def assert_lowers(model, feeds, ops=None, atol=1e-5, rtol=1e-4):
+    out, report = decomplex(model, target="tensorrt")
+    assert find_complex(out) == []
+    onnx.checker.check_model(out, full_check=True)
+    left = {n.op_type for n in out.graph.node} & set(LOWERINGS)
+    assert not left, f"not lowered: {left}"
+    if ops is not None:
+        assert op_types(out) == sorted(ops)
+    result = validate(model, out, feeds, atol=atol, rtol=rtol)
+    assert result.outputs and result.passed, result.outputs
+    return out, report
+
+
+def test_registry():
+    assert set(LOWERINGS) == {"DFT", "STFT", "Compress"}
+
+
+def dft_model(shape, opset, *, length=None, axis=None, inverse=0, onesided=0, dtype=np.float32):
+    names, inits = ["x", "", ""], []
+    if length is not None:
+        names[1] = "n"
+        inits.append(init("n", np.array(length, np.int64)))
+    attrs = {"inverse": inverse, "onesided": onesided}
+    if axis is not None and opset >= 20:
+        names[2] = "axis"
+        inits.append(init("axis", np.array(axis, np.int64)))
+    elif axis is not None:
+        attrs["axis"] = axis
+    while names[-1] == "":
+        names.pop()
+    node = helper.make_node("DFT", names, ["y"], **attrs)
+    return make_model([node], [vi("x", dtype, shape)], [vi("y", dtype, None)], inits, opset)
+
+
+LENGTHS = [None, 5, 8, 13]  # the input's own 8, cut short, padded, odd
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("length", LENGTHS)
+@pytest.mark.parametrize("inverse", [0, 1])
+@pytest.mark.parametrize("parts", [1, 2])
+def test_dft_two_sided(opset, length, inverse, parts):
+    rng = np.random.default_rng(1)
+    model = dft_model((3, 8, parts), opset, length=length, axis=1, inverse=inverse)
+    x = rng.standard_normal((3, 8, parts)).astype(np.float32)
+    assert_lowers(model, {"x": x}, ops=["MatMul", "Reshape", "Reshape"])
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("length", LENGTHS)
+def test_dft_one_sided_forward(opset, length):
+    """A real signal's half spectrum: floor(L/2) + 1 bins."""
+    rng = np.random.default_rng(2)
+    model = dft_model((2, 8, 1), opset, length=length, axis=1, onesided=1)
+    out, _ = assert_lowers(model, {"x": rng.standard_normal((2, 8, 1)).astype(np.float32)})
+    bins = (length or 8) // 2 + 1
+    matrix = next(t for t in out.graph.initializer if "dft_matrix" in t.name)
+    assert list(matrix.dims) == [8, 2 * bins]
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("length", [None, 8, 9, 12])
+@pytest.mark.parametrize("parts", [1, 2])
+def test_dft_one_sided_inverse(opset, length, parts):
+    """An inverse one-sided transform is numpy's irfft: a real output of L samples."""
+    rng = np.random.default_rng(3)
+    model = dft_model((2, 5, parts), opset, length=length, axis=1, inverse=1, onesided=1)
+    x = rng.standard_normal((2, 5, parts)).astype(np.float32)
+    assert_lowers(model, {"x": x})
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -3])
+def test_dft_other_axes_move_there_and_back(axis):
+    rng = np.random.default_rng(4)
+    model = dft_model((4, 6, 5, 2), 20, axis=axis)
+    out, _ = assert_lowers(model, {"x": rng.standard_normal((4, 6, 5, 2)).astype(np.float32)})
+    transposes = op_types(out).count("Transpose")
+    assert transposes == (0 if axis % 4 == 2 else 2)
+
+
+def test_dft_of_a_complex_value():
+    """The case this tool exists for: a complex signal's DFT, then lowered."""
+    rng = np.random.default_rng(5)
+    node = helper.make_node("DFT", ["z"], ["y"], axis=1)
+    model = make_model(
+        [node], [vi("z", np.complex64, [2, 16])], [vi("y", np.complex64, None)], opset=17
+    )
+    out, report = assert_lowers(model, {"z": crandn(rng, (2, 16))})
+    assert report.lowered == {"DFT": 1}
+    assert report.has_complex
+
+
+def test_dft_float64_is_narrowed_and_matches_at_float32():
+    rng = np.random.default_rng(6)
+    model = dft_model((2, 32, 2), 20, dtype=np.float64, axis=1)
+    out, report = assert_lowers(model, {"x": rng.standard_normal((2, 32, 2))})
+    assert out.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT
+    assert all(t.data_type != TensorProto.DOUBLE for t in out.graph.initializer)
+    assert report.narrowed
+
+
+def test_dft_dynamic_length_is_refused_clearly():
+    model = dft_model(("batch", "n", 2), 20, axis=1)
+    with pytest.raises(DecomplexError, match="no static transform length") as e:
+        decomplex(model, target="tensorrt")
+    assert e.value.op_type == "DFT" and e.value.tensor == "x"
+
+
+def test_dft_runtime_length_is_refused_clearly():
+    node = helper.make_node("DFT", ["x", "n"], ["y"], axis=1)
+    model = make_model(
+        [node],
+        [vi("x", np.float32, [2, 8, 2]), vi("n", np.int64, [])],
+        [vi("y", np.float32, None)],
+        opset=17,
+    )
+    with pytest.raises(DecomplexError, match="dft_length is computed at run time"):
+        decomplex(model, target="tensorrt")
+
+
+def test_dynamic_batch_is_fine():
+    """Only the transform length must be static: leading dims pass through Reshape's 0."""
+    rng = np.random.default_rng(7)
+    model = dft_model(("batch", 8, 2), 20, axis=1)
+    assert_lowers(model, {"x": rng.standard_normal((3, 8, 2)).astype(np.float32)})
+
+
+def stft_model(signal, step, *, window=None, runtime_window=False, frame_length=None, **attrs):
+    names, inits, inputs = ["x", "step", "", ""], [init("step", np.array(step, np.int64))], []
+    inputs.append(vi("x", np.float32, signal))
+    if window is not None:
+        names[2] = "w"
+        if runtime_window:
+            inputs.append(vi("w", np.float32, [len(window)]))
+        else:
+            inits.append(init("w", window.astype(np.float32)))
+    if frame_length is not None:
+        names[3] = "fl"
+        inits.append(init("fl", np.array(frame_length, np.int64)))
+    while names[-1] == "":
+        names.pop()
+    node = helper.make_node("STFT", names, ["y"], **attrs)
+    return make_model([node], inputs, [vi("y", np.float32, None)], inits, 17)
+
+
+@pytest.mark.parametrize(
+    "signal, step, window, frame_length, attrs",
+    [
+        ((2, 64, 1), 8, 16, None, {}),  # one-sided by default
+        ((2, 64, 1), 8, 16, 16, {"onesided": 0}),
+        ((2, 64, 2), 8, 16, None, {"onesided": 0}),  # a complex signal
+        ((2, 64, 1), 8, None, 16, {"onesided": 1}),  # no window: a rectangular one
+        ((1, 60, 1), 7, 16, 16, {}),  # frames that do not tile the signal
+        ((2, 64, 1), 4, 12, 16, {}),  # a window shorter than the frame: zero-padded
+    ],
+)
+def test_stft(signal, step, window, frame_length, attrs):
+    rng = np.random.default_rng(8)
+    w = None if window is None else np.hanning(window)
+    model = stft_model(signal, step, window=w, frame_length=frame_length, **attrs)
+    out, _ = assert_lowers(model, {"x": rng.standard_normal(signal).astype(np.float32)})
+    # The window is folded into the matrix: no Mul at run time.
+    assert "Mul" not in op_types(out) and "Gather" in op_types(out)
+
+
+def test_stft_runtime_window():
+    rng = np.random.default_rng(9)
+    w = np.hanning(16).astype(np.float32)
+    model = stft_model((2, 64, 1), 8, window=w, runtime_window=True)
+    feeds = {"x": rng.standard_normal((2, 64, 1)).astype(np.float32), "w": w}
+    out, _ = assert_lowers(model, feeds)
+    assert "Mul" in op_types(out)
+
+
+def test_stft_window_past_the_signal_end_reads_zeros():
+    """A window longer than the frame needs samples past the end: Pad supplies zeros."""
+    rng = np.random.default_rng(10)
+    model = stft_model((1, 40, 1), 8, window=np.hanning(20), frame_length=16)
+    out, _ = assert_lowers(model, {"x": rng.standard_normal((1, 40, 1)).astype(np.float32)})
+    assert "Pad" in op_types(out)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_compress_constant_condition(axis):
+    rng = np.random.default_rng(11)
+    cond = np.array([True, False, True, True])
+    attrs = {} if axis is None else {"axis": axis}
+    node = helper.make_node("Compress", ["z", "c"], ["y"], **attrs)
+    model = make_model(
+        [node], [vi("z", np.complex64, [4, 4])], [vi("y", np.complex64, None)], [init("c", cond)]
+    )
+    out, report = assert_lowers(model, {"z": crandn(rng, (4, 4))})
+    assert report.lowered["Compress"] >= 1 and "NonZero" not in op_types(out)
+
+
+def test_compress_runtime_condition():
+    rng = np.random.default_rng(12)
+    node = helper.make_node("Compress", ["z", "c"], ["y"], axis=0)
+    model = make_model(
+        [node],
+        [vi("z", np.complex64, [5, 3]), vi("c", np.bool_, [5])],
+        [vi("y", np.complex64, None)],
+    )
+    feeds = {"z": crandn(rng, (5, 3)), "c": np.array([1, 0, 1, 1, 0], bool)}
+    out, _ = assert_lowers(model, feeds)
+    assert "NonZero" in op_types(out)
+
+
+def test_lowering_reaches_subgraphs():
+    rng = np.random.default_rng(13)
+    branch = helper.make_graph(
+        [helper.make_node("DFT", ["x"], ["y"], axis=1)], "b", [], [vi("y", np.float32, None)]
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y2"])], "o", [], [vi("y2", np.float32, None)]
+    )
+    node = helper.make_node("If", ["c"], ["out"], then_branch=branch, else_branch=other)
+    model = make_model(
+        [node],
+        [vi("x", np.float32, [2, 8, 2]), vi("c", np.bool_, [])],
+        [vi("out", np.float32, None)],
+        opset=17,
+    )
+    x = rng.standard_normal((2, 8, 2)).astype(np.float32)
+    out, report = assert_lowers(model, {"x": x, "c": np.array(True)})
+    assert report.lowered == {"DFT": 1}
+
+
+def test_target_onnxruntime_keeps_dft():
+    model = dft_model((2, 8, 2), 17, axis=1)
+    out, report = decomplex(model)
+    assert out is model and not report.lowered
+
+
+@pytest.mark.parametrize("length", [64, 256])
+def test_fnet_sizes_match_reference(length):
+    """Longer transforms: the matrix form's float32 error stays far inside tolerance."""
+    rng = np.random.default_rng(14)
+    model = dft_model((4, length, 2), 20, axis=1)
+    x = rng.standard_normal((4, length, 2)).astype(np.float32)
+    out, _ = assert_lowers(model, {"x": x})
+    expected = evaluator(model).run(None, {"x": x})[0]
+    result = validate(model, out, {"x": x}, atol=0, rtol=1e-5)
+    assert result.outputs[0].max_abs < 1e-4 * np.abs(expected).max()
