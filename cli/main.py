@@ -15,8 +15,8 @@ from onnx_decomplex.pipeline import MUL_STRATEGIES, TARGETS, ConvertOptions, che
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.trt.engine import EngineOptions
 from onnx_decomplex.trt.profiles import parse_pool_limits
-from onnx_decomplex.zoo import find_models
 from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
+from onnx_decomplex.zoo import find_models
 
 from .folder import run_folder_mode
 from .groups import GroupedCommand, option
@@ -259,7 +259,8 @@ def main(
     each validated against a sibling NAME.npz of inputs (and saved outputs) when there is one.
 
     Exit status: 0 done; 1 error, nothing written (folder: a model failed, or a regression
-    against --baseline); 2 bad usage; 3 written, but validation failed.
+    against --baseline; --build-engine: OUT stays, no plan); 2 bad usage; 3 written, but
+    validation failed (no engine is built).
     """
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
     folder_only = {"--jobs": jobs != 1, "--report": report, "--junit": junit,

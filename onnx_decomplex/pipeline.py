@@ -25,8 +25,6 @@ from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
 from .save import Progress, check_paths, copy_model, save_model
 from .tidy import keep_model_fields, name_nodes, tidy
-from .trt.lower import lower_for_tensorrt
-from .trt.narrow import Narrowed, narrow_double
 from .trt.engine import (
     EngineError,
     EngineOptions,
@@ -36,6 +34,8 @@ from .trt.engine import (
     run_engine,
 )
 from .trt.lint import LintResult, lint
+from .trt.lower import lower_for_tensorrt
+from .trt.narrow import Narrowed, narrow_double
 from .trt.profiles import build_profile
 from .validate import (
     DEFAULT_ATOL,

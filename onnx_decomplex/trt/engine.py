@@ -21,7 +21,9 @@ import numpy as np
 from ..errors import DecomplexError
 from .profiles import Profile
 
-INSTALL_HINT = "pip install 'onnx-decomplex[trt]' on a machine with an NVIDIA driver for CUDA 12 or 13"
+INSTALL_HINT = (
+    "pip install 'onnx-decomplex[trt]' on a machine with an NVIDIA driver for CUDA 12 or 13"
+)
 MIN_MAJOR = 10
 
 

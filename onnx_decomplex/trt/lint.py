@@ -10,6 +10,7 @@ time) are left to the parser itself.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -210,9 +211,7 @@ def _node_findings(node: onnx.NodeProto, scope: _Scope) -> Iterator[Finding]:
     elif elem is not None and node.op_type not in ("If", "Loop", "Scan"):
         name = _type_name(elem)
         if name not in types:
-            yield finding(
-                ERROR, f"takes {', '.join(types)}, not {name}", data or node.output[0]
-            )
+            yield finding(ERROR, f"takes {', '.join(types)}, not {name}", data or node.output[0])
     if node.op_type in ("Cast", "CastLike"):
         to = _attr(node, "to") if node.op_type == "Cast" else scope.types.get(node.input[1])
         if to is not None and _type_name(to) not in types:
@@ -245,10 +244,9 @@ def lint(model: onnx.ModelProto) -> LintResult:
     Returns:
         Every finding, errors first in graph order.
     """
-    try:
+    # When inference fails, lint what is declared; the parser will say the rest.
+    with contextlib.suppress(Exception):
         model = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # lint what is declared; the parser will say the rest
-        pass
     result = LintResult()
     findings = result.findings
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
@@ -264,7 +262,9 @@ def lint(model: onnx.ModelProto) -> LintResult:
             name = _type_name(v.type.tensor_type.elem_type)
             if name not in IO_TYPES:
                 findings.append(
-                    Finding(ERROR, f"graph {kind} of type {name}, which TensorRT lacks", tensor=v.name)
+                    Finding(
+                        ERROR, f"graph {kind} of type {name}, which TensorRT lacks", tensor=v.name
+                    )
                 )
     findings += _graph_findings(model.graph, _Scope(model.graph))
     findings.sort(key=lambda f: f.level != ERROR)

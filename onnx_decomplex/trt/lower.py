@@ -77,9 +77,7 @@ class _Emitter:
         """One node; numpy inputs become constants. Returns its (only) output."""
         ins = [self.const(np.asarray(t)) if isinstance(t, np.ndarray) else t for t in inputs]
         out = out or gs.Variable(self._name(op.lower()))
-        self.graph.nodes.append(
-            gs.Node(op, self._name(op), attrs or {}, inputs=ins, outputs=[out])
-        )
+        self.graph.nodes.append(gs.Node(op, self._name(op), attrs or {}, inputs=ins, outputs=[out]))
         return out
 
     def fail(self, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
@@ -114,9 +112,7 @@ def _static(dim) -> int | None:
 def _scalar(e: _Emitter, t: gs.Tensor, what: str) -> int:
     value = _constant(t)
     if value is None or value.size != 1:
-        raise e.fail(
-            f"{what} is computed at run time; the MatMul form needs it as a constant", t
-        )
+        raise e.fail(f"{what} is computed at run time; the MatMul form needs it as a constant", t)
     return int(value.reshape(()))
 
 

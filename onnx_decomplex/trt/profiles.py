@@ -59,7 +59,9 @@ def parse_pool_limits(specs) -> dict[str, int]:
             key = POOLS.get(pool.strip().lower())
             if not sep or key is None:
                 names = ", ".join(k for k in POOLS if "_" in k or k == "workspace")
-                raise DecomplexError(f"bad pool limit '{item}': expected POOL:SIZE with POOL one of {names}")
+                raise DecomplexError(
+                    f"bad pool limit '{item}': expected POOL:SIZE with POOL one of {names}"
+                )
             limits[key] = parse_size(size)
     return limits
 
@@ -82,9 +84,7 @@ class Profile:
     def logical(self, kind: str = "opt") -> dict[str, Shape]:
         """The original model's input shapes at `kind`, for validation inputs."""
         i = KINDS.index(kind)
-        return {
-            name: s[i][:-1] if name in self.packed else s[i] for name, s in self.shapes.items()
-        }
+        return {name: s[i][:-1] if name in self.packed else s[i] for name, s in self.shapes.items()}
 
 
 def _inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
@@ -156,10 +156,15 @@ def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
             continue
         if len(kinds) == 2:
             missing = next(k for k in KINDS if k not in kinds)
-            raise DecomplexError(f"'{name}' has two of min/opt/max shapes: add --trt-{missing}-shapes", tensor=name)
+            raise DecomplexError(
+                f"'{name}' has two of min/opt/max shapes: add --trt-{missing}-shapes", tensor=name
+            )
         low, mid, high = (kinds.get(k) or next(iter(kinds.values())) for k in KINDS)
         if not all(a <= b <= c for a, b, c in zip(low, mid, high, strict=True)):
-            raise DecomplexError(f"'{name}': shapes must satisfy min <= opt <= max, dim by dim, got {low}, {mid}, {high}", tensor=name)
+            raise DecomplexError(
+                f"'{name}': shapes must satisfy min <= opt <= max, dim by dim, got {low}, {mid}, {high}",
+                tensor=name,
+            )
         profile.shapes[name] = (low, mid, high)
         for i, d in enumerate(dims):
             if isinstance(d, str):

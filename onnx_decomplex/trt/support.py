@@ -28,8 +28,11 @@ TYPE_NAMES = {
     TensorProto.FLOAT8E4M3FN: "FP8",
     TensorProto.DOUBLE: "DOUBLE",
     # Newer than the oldest onnx this package takes.
-    **{getattr(TensorProto, k): v for k, v in (("FLOAT4E2M1", "FP4"), ("INT4", "INT4"))
-       if hasattr(TensorProto, k)},  # fmt: skip
+    **{
+        getattr(TensorProto, k): v
+        for k, v in (("FLOAT4E2M1", "FP4"), ("INT4", "INT4"))
+        if hasattr(TensorProto, k)
+    },  # fmt: skip
 }
 """ONNX element types by the table's names; any other type has no TensorRT form."""
 
@@ -208,12 +211,49 @@ OPS: dict[str, tuple[tuple[str, ...], str]] = {
 """Supported ops: (types of the data input, the table's restrictions)."""
 
 UNSUPPORTED = frozenset(
-    "AffineGrid Bernoulli BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor Col2Im "
-    "CenterCropPad Compress ConcatFromSequence ConvInteger DFT Det DynamicQuantizeLinear "
-    "ImageDecoder MatMulInteger MaxRoiPool MaxUnpool MelWeightMatrix Multinomial "
-    "NegativeLogLikelihoodLoss Optional OptionalGetElement OptionalHasElement QLinearConv "
-    "QLinearMatMul RegexFullMatch SequenceAt SequenceConstruct SequenceEmpty SequenceErase "
-    "SequenceInsert SequenceLength SequenceMap SoftmaxCrossEntropyLoss SplitToSequence "
-    "StringConcat StringNormalizer StringSplit TfIdfVectorizer Unique".split()
+    [
+        "AffineGrid",
+        "Bernoulli",
+        "BitShift",
+        "BitwiseAnd",
+        "BitwiseNot",
+        "BitwiseOr",
+        "BitwiseXor",
+        "Col2Im",
+        "CenterCropPad",
+        "Compress",
+        "ConcatFromSequence",
+        "ConvInteger",
+        "DFT",
+        "Det",
+        "DynamicQuantizeLinear",
+        "ImageDecoder",
+        "MatMulInteger",
+        "MaxRoiPool",
+        "MaxUnpool",
+        "MelWeightMatrix",
+        "Multinomial",
+        "NegativeLogLikelihoodLoss",
+        "Optional",
+        "OptionalGetElement",
+        "OptionalHasElement",
+        "QLinearConv",
+        "QLinearMatMul",
+        "RegexFullMatch",
+        "SequenceAt",
+        "SequenceConstruct",
+        "SequenceEmpty",
+        "SequenceErase",
+        "SequenceInsert",
+        "SequenceLength",
+        "SequenceMap",
+        "SoftmaxCrossEntropyLoss",
+        "SplitToSequence",
+        "StringConcat",
+        "StringNormalizer",
+        "StringSplit",
+        "TfIdfVectorizer",
+        "Unique",
+    ]
 )
 """Ops the table marks unsupported."""

@@ -171,11 +171,18 @@ def test_too_old(monkeypatch):
 def test_parser_errors_name_nodes_and_ops():
     class E:
         def __init__(self, node, op, desc):
-            self.node_name, self.node_operator, self.desc = (lambda: node), (lambda: op), (lambda: desc)
+            self.node_name, self.node_operator, self.desc = (
+                (lambda: node),
+                (lambda: op),
+                (lambda: desc),
+            )
 
     parser = types.SimpleNamespace(
-        num_errors=2, get_error=[E("dft_0", "DFT", "No importer registered for op: DFT"),
-                                 E("", "", "Failed to parse")].__getitem__,  # fmt: skip
+        num_errors=2,
+        get_error=[
+            E("dft_0", "DFT", "No importer registered for op: DFT"),
+            E("", "", "Failed to parse"),
+        ].__getitem__,  # fmt: skip
     )
     error = engine.parser_errors(parser)
     assert (error.node, error.op_type) == ("dft_0", "DFT")

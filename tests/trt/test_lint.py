@@ -59,14 +59,25 @@ def one(node, inputs, outputs, inits=(), opset=18):
 
 def test_runtime_reduce_axes():
     node = helper.make_node("ReduceSum", ["x", "axes"], ["y"])
-    result = one(node, [vi("x", np.float32, [2, 3]), vi("axes", np.int64, [1])], [vi("y", np.float32, None)])
+    result = one(
+        node, [vi("x", np.float32, [2, 3]), vi("axes", np.int64, [1])], [vi("y", np.float32, None)]
+    )
     assert [f.tensor for f in result.errors] == ["axes"]
-    ok = one(node, [vi("x", np.float32, [2, 3])], [vi("y", np.float32, None)], [init("axes", np.array([1]))])
+    ok = one(
+        node,
+        [vi("x", np.float32, [2, 3])],
+        [vi("y", np.float32, None)],
+        [init("axes", np.array([1]))],
+    )
     assert ok.passed and not ok.findings
 
 
 def test_unknown_and_custom_ops():
-    unique = one(helper.make_node("Unique", ["x"], ["y"]), [vi("x", np.float32, [4])], [vi("y", np.float32, None)])
+    unique = one(
+        helper.make_node("Unique", ["x"], ["y"]),
+        [vi("x", np.float32, [4])],
+        [vi("y", np.float32, None)],
+    )
     assert "marked unsupported" in unique.errors[0].message
     custom = helper.make_node("Fancy", ["x"], ["y"], domain="my.ops")
     model = make_model([custom], [vi("x", np.float32, [4])], [vi("y", np.float32, None)])
@@ -95,7 +106,9 @@ def test_cast_target():
 
 def test_float64_weights_warn_and_io_errors():
     node = helper.make_node("Add", ["x", "w"], ["y"])
-    result = one(node, [vi("x", np.float64, [2])], [vi("y", np.float64, None)], [init("w", np.ones(2))])
+    result = one(
+        node, [vi("x", np.float64, [2])], [vi("y", np.float64, None)], [init("w", np.ones(2))]
+    )
     assert any("float64 weight" in m for m in messages(result, WARNING))
     assert any("graph input of type DOUBLE" in m for m in messages(result, ERROR))
 
@@ -106,18 +119,24 @@ def test_rotary_embedding_needs_10_15():
     )
     result = one(
         node,
-        [vi("x", np.float32, [1, 4, 8]), vi("cos", np.float32, [1, 4, 2]), vi("sin", np.float32, [1, 4, 2])],
+        [
+            vi("x", np.float32, [1, 4, 8]),
+            vi("cos", np.float32, [1, 4, 2]),
+            vi("sin", np.float32, [1, 4, 2]),
+        ],
         [vi("y", np.float32, None)],
         opset=23,
     )
     assert result.passed
-    assert messages(result, WARNING) == [
-        "node '' (RotaryEmbedding): imported since TensorRT 10.15"
-    ]
+    assert messages(result, WARNING) == ["node '' (RotaryEmbedding): imported since TensorRT 10.15"]
 
 
 def test_opset_out_of_range():
-    model = make_model([helper.make_node("Neg", ["x"], ["y"])], [vi("x", np.float32, [2])], [vi("y", np.float32, None)])
+    model = make_model(
+        [helper.make_node("Neg", ["x"], ["y"])],
+        [vi("x", np.float32, [2])],
+        [vi("y", np.float32, None)],
+    )
     model.opset_import[0].version = 8
     assert "opset 8" in lint(model).errors[0].message
 

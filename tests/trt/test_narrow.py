@@ -16,7 +16,11 @@ from tests.helpers import crandn, init, make_model, vi
 def doubles(model: onnx.ModelProto) -> list[str]:
     """Every float64 left: a narrowed model must print none."""
     text = str(model)
-    return [line.strip() for line in text.splitlines() if "DOUBLE" in line or "data_type: 11" in line or "elem_type: 11" in line]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if "DOUBLE" in line or "data_type: 11" in line or "elem_type: 11" in line
+    ]
 
 
 @pytest.mark.parametrize("name", ["rope_complex128", "signal_chain_c128"])
@@ -46,7 +50,11 @@ def test_keep_double():
 
 def test_every_place_a_type_is_spelled():
     then = helper.make_graph(
-        [helper.make_node("Constant", [], ["k"], value=helper.make_tensor("v", TensorProto.DOUBLE, [], [2.0]))],
+        [
+            helper.make_node(
+                "Constant", [], ["k"], value=helper.make_tensor("v", TensorProto.DOUBLE, [], [2.0])
+            )
+        ],
         "t",
         [],
         [vi("k", np.float64, [])],
@@ -63,7 +71,9 @@ def test_every_place_a_type_is_spelled():
         helper.make_node("If", ["c"], ["k_out"], then_branch=then, else_branch=other),
         helper.make_node("Mul", ["s", "k_out"], ["y"]),
         helper.make_node(
-            "ConstantOfShape", ["shape"], ["ones"],
+            "ConstantOfShape",
+            ["shape"],
+            ["ones"],
             value=helper.make_tensor("one", TensorProto.DOUBLE, [1], [1.0]),
         ),  # fmt: skip
         helper.make_node("Add", ["y", "ones"], ["y2"]),
@@ -95,7 +105,9 @@ def test_every_place_a_type_is_spelled():
 
 def test_nothing_to_narrow_returns_the_model():
     model = make_model(
-        [helper.make_node("Neg", ["x"], ["y"])], [vi("x", np.float32, [2])], [vi("y", np.float32, None)]
+        [helper.make_node("Neg", ["x"], ["y"])],
+        [vi("x", np.float32, [2])],
+        [vi("y", np.float32, None)],
     )
     out, narrowed = narrow_double(model)
     assert out is model and narrowed.places == []

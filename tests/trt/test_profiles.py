@@ -16,8 +16,11 @@ def model():
     node = helper.make_node("Identity", ["x"], ["y"])
     return make_model(
         [node],
-        [vi("x", np.complex64, ["batch", "seq", 64]), vi("t", np.float32, ["seq", 32]),
-         vi("k", np.float32, [4])],  # fmt: skip
+        [
+            vi("x", np.complex64, ["batch", "seq", 64]),
+            vi("t", np.float32, ["seq", 32]),
+            vi("k", np.float32, [4]),
+        ],  # fmt: skip
         [vi("y", np.complex64, None)],
     )
 
@@ -68,15 +71,23 @@ def test_bad_specs(specs, message):
 
 def test_static_model_needs_nothing():
     m = make_model(
-        [helper.make_node("Neg", ["x"], ["y"])], [vi("x", np.float32, [2, 3])], [vi("y", np.float32, None)]
+        [helper.make_node("Neg", ["x"], ["y"])],
+        [vi("x", np.float32, [2, 3])],
+        [vi("y", np.float32, None)],
     )
     assert build_profile(m, {}).shapes == {}
 
 
 @pytest.mark.parametrize(
     "text, value",
-    [("2G", 2 << 30), ("512M", 512 << 20), ("1.5G", 3 << 29), ("64k", 64 << 10), ("4096B", 4096),
-     ("2GiB", 2 << 30)],  # fmt: skip
+    [
+        ("2G", 2 << 30),
+        ("512M", 512 << 20),
+        ("1.5G", 3 << 29),
+        ("64k", 64 << 10),
+        ("4096B", 4096),
+        ("2GiB", 2 << 30),
+    ],  # fmt: skip
 )
 def test_sizes(text, value):
     assert parse_size(text) == value
