@@ -66,7 +66,10 @@ def _close(x: np.ndarray, y: np.ndarray) -> float:
 def run_case(case: Case, warmup: int, runs: int) -> dict:
     start = time.perf_counter()
     out, report = decomplex(
-        case.model, mul_strategy=case.mul_strategy, target_opset=case.target_opset
+        case.model,
+        mul_strategy=case.mul_strategy,
+        target_opset=case.target_opset,
+        target=case.target,
     )
     rewrite_s = time.perf_counter() - start
     tool = session(out)
