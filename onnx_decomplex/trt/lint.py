@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import TensorProto
 
+from . import registrar
 from .support import IO_TYPES, OPS, OPSETS, SINCE, SOURCE, TYPE_NAMES, UNSUPPORTED
 
 ERROR, WARNING = "error", "warning"
@@ -93,19 +94,8 @@ class _Scope:
 
 
 CHECKS: dict[str, Callable] = {}
-
-
-def check(*ops: str):
-    """Registers a restriction check for `ops`: fn(node, scope) -> messages."""
-
-    def register(fn):
-        for op in ops:
-            if op in CHECKS:
-                raise ValueError(f"a check for {op} is already registered")
-            CHECKS[op] = fn
-        return fn
-
-    return register
+check = registrar(CHECKS, "check")
+"""`@check("Op")`: registers fn(node, scope), yielding (level, message, tensor)."""
 
 
 def _attr(node: onnx.NodeProto, name: str, default=None):
@@ -119,25 +109,23 @@ def _input(node: onnx.NodeProto, i: int) -> str | None:
     return node.input[i] if len(node.input) > i and node.input[i] else None
 
 
-@check(*[op for op in OPS if op.startswith("Reduce")])
-def _reduce_axes(node, scope):
-    axes = _input(node, 1)
-    if axes is not None and axes not in scope.initializers:
-        yield ERROR, "`axes` must be an initializer", axes
+def _constant_input(ops, index: int, level: str, message: str, initializer: bool = False):
+    """Registers a check that input `index` of `ops` is a constant (or an initializer)."""
+
+    @check(*ops)
+    def _check(node, scope):
+        name = _input(node, index)
+        known = scope.initializers if initializer else scope.constants
+        if name is not None and name not in known:
+            yield level, message, name
 
 
-@check("CumSum")
-def _cumsum_axis(node, scope):
-    axis = _input(node, 1)
-    if axis is not None and axis not in scope.constants:
-        yield ERROR, "`axis` must be a build-time constant", axis
-
-
-@check("Squeeze", "Unsqueeze")
-def _axes_constant(node, scope):
-    axes = _input(node, 1)
-    if axes is not None and axes not in scope.constants:
-        yield WARNING, "`axes` must resolve to a constant at build time", axes
+_REDUCE_OPS = [op for op in OPS if op.startswith("Reduce")]
+_constant_input(_REDUCE_OPS, 1, ERROR, "`axes` must be an initializer", initializer=True)
+_constant_input(["CumSum"], 1, ERROR, "`axis` must be a build-time constant")
+_constant_input(
+    ["Squeeze", "Unsqueeze"], 1, WARNING, "`axes` must resolve to a constant at build time"
+)
 
 
 @check("ScatterND")

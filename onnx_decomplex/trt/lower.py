@@ -27,21 +27,11 @@ import onnx_graphsurgeon as gs
 from .. import cmath
 from ..errors import DecomplexError
 from ..tidy import keep_model_fields
+from . import registrar
 
 LOWERINGS: dict[str, Callable] = {}
-
-
-def lowering(*ops: str):
-    """Registers a lowering for each of `ops`; an op registered twice is an error."""
-
-    def register(fn):
-        for op in ops:
-            if op in LOWERINGS:
-                raise ValueError(f"a lowering for {op} is already registered")
-            LOWERINGS[op] = fn
-        return fn
-
-    return register
+lowering = registrar(LOWERINGS, "lowering")
+"""`@lowering("Op")`: registers fn(emitter, node), which replaces the node's output."""
 
 
 @dataclass

@@ -286,3 +286,51 @@ def test_unvalidatable_model_leaves_nothing_unless_asked(work):
     assert "--no-validate" in result.stderr and list(out.iterdir()) == []
     result = invoke(model, out / "t.onnx", "--no-validate")
     assert result.exit_code == 0 and (out / "t.onnx").exists()
+
+
+def test_check_tensorrt_on_the_fixture_folder(tmp_path):
+    """Lints every model; complex_relu cannot be rewritten, so the run fails, and nothing is written."""
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = invoke(FIXTURES, "--check-tensorrt")
+    assert result.exit_code == EXIT_ERROR
+    assert "13 of 14 models would parse" in result.output
+    assert (
+        "fnet_block.onnx: PASSED" in result.output
+        and "lowered for TensorRT: 2 DFT" in result.output
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_check_tensorrt_one_model_passes():
+    result = invoke(FIXTURES / "signal_chain_c128.onnx", "--check-tensorrt")
+    assert result.exit_code == 0
+    assert "float64 narrowed to float32 in 7 places" in result.output
+
+
+def test_check_tensorrt_writes_nothing(tmp_path):
+    result = invoke(FIXTURES / "fnet_block.onnx", tmp_path / "o.onnx", "--check-tensorrt")
+    assert result.exit_code == 2 and "writes nothing" in result.output
+
+
+def test_missing_out_is_a_usage_error():
+    result = invoke(FIXTURES / "fnet_block.onnx")
+    assert result.exit_code == 2 and "missing argument 'OUT'" in result.output
+
+
+def test_target_tensorrt_in_folder_mode(work):
+    src, out = work
+    _copy("fnet_block.onnx", src)
+    _copy("rope_complex128.onnx", src)
+    result = invoke(src, out, "--target", "tensorrt")
+    assert result.exit_code == 0, result.output
+    for name in ("fnet_block.onnx", "rope_complex128.onnx"):
+        model = onnx.load(out / name)
+        assert {n.op_type for n in model.graph.node}.isdisjoint({"DFT", "STFT"})
+        assert "elem_type: 11" not in str(model)  # no float64 left
+
+
+def test_build_engine_is_for_one_model(work):
+    src, out = work
+    _copy("fnet_block.onnx", src)
+    result = invoke(src, out, "--build-engine", out / "x.plan")
+    assert result.exit_code == 2 and "for one model" in result.output

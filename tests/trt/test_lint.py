@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from helpers import init, make_model, vi
 from onnx import TensorProto, helper
 
 from onnx_decomplex import decomplex
@@ -12,7 +13,6 @@ from onnx_decomplex.errors import UnsupportedError
 from onnx_decomplex.trt import support
 from onnx_decomplex.trt.lint import CHECKS, ERROR, WARNING, lint
 from onnx_decomplex.zoo import find_models
-from tests.helpers import init, make_model, vi
 
 
 def messages(result, level=None):

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from helpers import crandn, init, make_model, op_types, vi
 from onnx import TensorProto, helper
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.reference import evaluator
-from onnx_decomplex.trt.lower import LOWERINGS
-from tests.helpers import crandn, init, make_model, op_types, vi
+from onnx_decomplex.trt.lower import LOWERINGS, lowering
 
 
 def assert_lowers(model, feeds, ops=None, atol=1e-5, rtol=1e-4):
@@ -31,6 +31,8 @@ def assert_lowers(model, feeds, ops=None, atol=1e-5, rtol=1e-4):
 
 def test_registry():
     assert set(LOWERINGS) == {"DFT", "STFT", "Compress"}
+    with pytest.raises(ValueError, match="a lowering for DFT is already registered"):
+        lowering("DFT")(lambda e, node: None)
 
 
 def dft_model(shape, opset, *, length=None, axis=None, inverse=0, onesided=0, dtype=np.float32):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from helpers import crandn, init, make_model, vi
 from onnx import TensorProto, helper
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.trt.narrow import narrow_double
-from tests.helpers import crandn, init, make_model, vi
 
 
 def doubles(model: onnx.ModelProto) -> list[str]:

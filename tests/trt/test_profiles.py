@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import make_model, vi
 from onnx import helper
 
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.trt.profiles import build_profile, parse_pool_limits, parse_size
-from tests.helpers import make_model, vi
 
 
 def model():
