@@ -254,6 +254,7 @@ def _for_target(
     if not keep_double:
         out, narrowed = narrow_double(out, external_dir)
     report.lowered, report.lowering_notes = lowered.ops, lowered.notes
+    report.matrix_bytes = lowered.matrix_bytes
     report.narrowed, report.clamped = narrowed.places, narrowed.clamped
     if out is model:
         return model
@@ -397,6 +398,8 @@ def convert_file(
         profile = build_profile(model, engine.shapes) if engine is not None else None
         if profile is not None and input_shapes is None:
             input_shapes = profile.logical("opt")
+        elif profile is not None:
+            profile.check_within(resolve_shapes(model, input_shapes))
         out, report = decomplex(
             model,
             mul_strategy=mul_strategy,

@@ -46,6 +46,7 @@ class Report:
         explanations: One line per rewritten node, saying what its rule did.
         lowered: Nodes lowered for TensorRT, by op type.
         lowering_notes: One line per lowered node.
+        matrix_bytes: Bytes of the DFT matrices the lowering added.
         narrowed: Places float64 was narrowed to float32, for TensorRT.
         clamped: float64 values clamped to +-FLT_MAX by the narrowing.
     """
@@ -65,6 +66,7 @@ class Report:
     explanations: list[str] = field(default_factory=list)
     lowered: Counter = field(default_factory=Counter)
     lowering_notes: list[str] = field(default_factory=list)
+    matrix_bytes: int = 0
     narrowed: list[str] = field(default_factory=list)
     clamped: int = 0
 

@@ -29,6 +29,11 @@ from ..errors import DecomplexError
 from ..tidy import keep_model_fields
 from . import registrar
 
+MAX_MATRIX_BYTES = 1 << 30
+"""A DFT matrix larger than this is refused: it grows with the square of the length,
+and would make a model the size of several large weights (a factorized form is not
+built)."""
+
 LOWERINGS: dict[str, Callable] = {}
 lowering = registrar(LOWERINGS, "lowering")
 """`@lowering("Op")`: registers fn(emitter, node), which replaces the node's output."""
@@ -107,9 +112,17 @@ def _scalar(e: _Emitter, t: gs.Tensor, what: str) -> int:
 
 
 def _dft_block(
-    n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype
+    e: _Emitter, n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype
 ) -> np.ndarray:
     """M with packed y = x @ M, for x's transform axis and (re[, im]) flattened together."""
+    cols = 1 if inverse and onesided else 2
+    cols *= length if inverse or not onesided else length // 2 + 1
+    nbytes = n_in * channels * cols * np.dtype(dtype).itemsize
+    if nbytes > MAX_MATRIX_BYTES:
+        raise e.fail(
+            f"a transform of length {length} needs a {nbytes / 2**20:.1f} MiB DFT matrix, "
+            f"over the {MAX_MATRIX_BYTES / 2**20:.1f} MiB limit"
+        )
     m = cmath.interleaved_block(cmath.dft_coefficients(n_in, length, inverse, onesided))
     if channels == 1:
         m = m[0::2]  # a real signal has no imaginary rows
@@ -161,7 +174,7 @@ def dft(e: _Emitter, node: gs.Node) -> None:
     out_channels = 1 if inverse and onesided else 2
     if x.dtype is None:
         raise e.fail("the signal's type is unknown", x)
-    m = _dft_block(n_in, channels, length, inverse, onesided, x.dtype)
+    m = _dft_block(e, n_in, channels, length, inverse, onesided, x.dtype)
 
     perm = None
     if axis != rank - 2:
@@ -219,7 +232,7 @@ def stft(e: _Emitter, node: gs.Node) -> None:
         pads = np.array([0, 0, 0, 0, index.max() + 1 - total, 0], np.int64)
         signal = e.op("Pad", [x, pads])
     gathered = e.op("Gather", [signal, index.astype(np.int64)], {"axis": 1})
-    m = _dft_block(width, channels, length, False, onesided, x.dtype)
+    m = _dft_block(e, width, channels, length, False, onesided, x.dtype)
     if window is not None:
         # Rows of M are (sample, part): scaling row j by w_j windows the frame for free.
         m = m * np.repeat(window.astype(m.dtype), channels)[:, None]

@@ -81,6 +81,22 @@ class Profile:
     shapes: dict[str, tuple[Shape, Shape, Shape]] = field(default_factory=dict)
     packed: set[str] = field(default_factory=set)
 
+    def check_within(self, shapes: dict[str, Shape]) -> None:
+        """Raises when a logical input shape (validation's) is outside the profile."""
+        for name, shape in shapes.items():
+            if name not in self.shapes:
+                continue
+            low, _, high = self.shapes[name]
+            packed = (*shape, 2) if name in self.packed else tuple(shape)
+            if len(packed) != len(low) or not all(
+                a <= d <= b for a, d, b in zip(low, packed, high, strict=True)
+            ):
+                raise DecomplexError(
+                    f"--input-shapes gives '{name}' the shape {tuple(shape)}, outside the "
+                    f"engine's profile {low} to {high}",
+                    tensor=name,
+                )
+
     def logical(self, kind: str = "opt") -> dict[str, Shape]:
         """The original model's input shapes at `kind`, for validation inputs."""
         i = KINDS.index(kind)

@@ -262,3 +262,14 @@ def test_fnet_sizes_match_reference(length):
     expected = evaluator(model).run(None, {"x": x})[0]
     result = validate(model, out, {"x": x}, atol=0, rtol=1e-5)
     assert result.outputs[0].max_abs < 1e-4 * np.abs(expected).max()
+
+
+def test_huge_matrix_is_refused(monkeypatch):
+    from onnx_decomplex.trt import lower
+
+    monkeypatch.setattr(lower, "MAX_MATRIX_BYTES", 1 << 16)
+    model = dft_model((1, 128, 2), 20, axis=1)  # 256 x 256 float32: 256 KiB
+    with pytest.raises(DecomplexError, match="needs a 0.2 MiB DFT matrix, over the 0.1 MiB limit"):
+        decomplex(model, target="tensorrt")
+    out, report = decomplex(dft_model((1, 64, 2), 20, axis=1), target="tensorrt")
+    assert report.matrix_bytes == 128 * 128 * 4

@@ -108,3 +108,10 @@ def test_pool_limits_both_spellings():
     }
     with pytest.raises(DecomplexError, match="POOL:SIZE"):
         parse_pool_limits("scratch:1G")
+
+
+def test_validation_shapes_must_fit_the_profile():
+    p = build_profile(model(), {"min": "x:1x1x64", "opt": "x:2x8x64", "max": "x:4x16x64"})
+    p.check_within({"x": (3, 16, 64), "t": (16, 32), "k": (4,)})
+    with pytest.raises(DecomplexError, match=r"shape \(3, 17, 64\), outside the engine's profile"):
+        p.check_within({"x": (3, 17, 64)})
