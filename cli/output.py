@@ -76,8 +76,9 @@ def print_lowering(console: Console, report: Report) -> None:
     """What the TensorRT lowering and float64 narrowing changed, one line each."""
     if report.lowered:
         ops = ", ".join(f"{n} {op}" for op, n in sorted(report.lowered.items()))
-        size = report.matrix_bytes / 2**20
-        matrices = f" (DFT matrices: {size:.1f} MiB)" if report.matrix_bytes else ""
+        size = report.matrix_bytes
+        shown = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.1f} KiB"
+        matrices = f" (DFT matrices: {shown})" if size else ""
         console.print(f"lowered for TensorRT: {ops}{matrices}")
     if report.narrowed:
         clamped = f", {report.clamped} values clamped to +-FLT_MAX" if report.clamped else ""
