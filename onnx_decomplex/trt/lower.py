@@ -16,6 +16,7 @@ afterwards (`narrow.narrow_double`), since TensorRT has no float64.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,9 +31,12 @@ from ..tidy import keep_model_fields
 from . import registrar
 
 MAX_MATRIX_BYTES = 1 << 30
-"""A DFT matrix larger than this is refused: it grows with the square of the length,
-and would make a model the size of several large weights (a factorized form is not
-built)."""
+"""A dense DFT matrix larger than this is refused, when its length does not factor:
+it grows with the square of the length."""
+
+FACTORED_ABOVE_BYTES = 4 << 20
+"""A dense DFT matrix larger than this becomes the four-step form when its length
+factors (`_four_step`): two small matrices instead of one that grows as L^2."""
 
 LOWERINGS: dict[str, Callable] = {}
 lowering = registrar(LOWERINGS, "lowering")
@@ -111,13 +115,25 @@ def _scalar(e: _Emitter, t: gs.Tensor, what: str) -> int:
     return int(value.reshape(()))
 
 
+def _dense_bytes(n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype):
+    cols = 1 if inverse and onesided else 2
+    cols *= length if inverse or not onesided else length // 2 + 1
+    return n_in * channels * cols * np.dtype(dtype).itemsize
+
+
+def _factor(length: int) -> tuple[int, int] | None:
+    """L = L1 * L2 with L1 the largest divisor up to sqrt(L); None for a prime L."""
+    for l1 in range(math.isqrt(length), 1, -1):
+        if length % l1 == 0:
+            return l1, length // l1
+    return None
+
+
 def _dft_block(
     e: _Emitter, n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype
 ) -> np.ndarray:
     """M with packed y = x @ M, for x's transform axis and (re[, im]) flattened together."""
-    cols = 1 if inverse and onesided else 2
-    cols *= length if inverse or not onesided else length // 2 + 1
-    nbytes = n_in * channels * cols * np.dtype(dtype).itemsize
+    nbytes = _dense_bytes(n_in, channels, length, inverse, onesided, dtype)
     if nbytes > MAX_MATRIX_BYTES:
         raise e.fail(
             f"a transform of length {length} needs a {nbytes / 2**20:.1f} MiB DFT matrix, "
@@ -174,22 +190,73 @@ def dft(e: _Emitter, node: gs.Node) -> None:
     out_channels = 1 if inverse and onesided else 2
     if x.dtype is None:
         raise e.fail("the signal's type is unknown", x)
-    m = _dft_block(e, n_in, channels, length, inverse, onesided, x.dtype)
+    dense = _dense_bytes(n_in, channels, length, inverse, onesided, x.dtype)
+    # The one-sided inverse reads half a spectrum: it has no four-step form here.
+    factors = None if inverse and onesided or dense <= FACTORED_ABOVE_BYTES else _factor(length)
 
     perm = None
     if axis != rank - 2:
         perm = [d for d in range(rank) if d not in (axis, rank - 1)] + [axis, rank - 1]
         x = e.op("Transpose", [x], {"perm": perm})
     inner = None if perm is None else gs.Variable(e._name("moved"))
-    res = _matmul_last_two(e, x, rank, n_in * channels, m, [out_len, out_channels], inner or y)
+    kind = "inverse " * inverse + "one-sided " * onesided
+    if factors is not None:
+        res = _four_step(e, x, rank, n_in, channels, length, factors, inverse, onesided, inner or y)
+        how = f"MatMuls of lengths {factors[0]} and {factors[1]} (four-step)"
+    else:
+        m = _dft_block(e, n_in, channels, length, inverse, onesided, x.dtype)
+        res = _matmul_last_two(e, x, rank, n_in * channels, m, [out_len, out_channels], inner or y)
+        how = f"MatMul by a {m.shape[0]}x{m.shape[1]} matrix"
     if perm is not None:
         e.op("Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
     node.outputs.clear()
-    kind = "inverse " * inverse + "one-sided " * onesided
-    e.lowered.notes.append(
-        f"{node.name}: {kind}DFT of length {length} on axis {axis} -> MatMul by a "
-        f"{m.shape[0]}x{m.shape[1]} matrix"
-    )
+    e.lowered.notes.append(f"{node.name}: {kind}DFT of length {length} on axis {axis} -> {how}")
+
+
+def _four_step(e: _Emitter, x, rank, n_in, channels, length, factors, inverse, onesided, out):
+    """DFT_L of x's axis -2 as DFT_L1, a twiddle, then DFT_L2 (Cooley-Tukey):
+
+    with n = L2 n1 + n2 and k = k1 + L1 k2,
+    X[k] = sum_n2 W_L2^(n2 k2) [W_L^(n2 k1) sum_n1 x[n] W_L1^(n1 k1)],  W_N = e^(-2 pi i/N)
+    (e^(+2 pi i/N) and 1/L for the inverse). The twiddle is folded into the second
+    matrix, one per k1, so both steps are MatMuls: 4 L (L1 + L2) numbers instead of 4 L^2.
+    """
+    l1, l2 = factors
+    dtype, r = x.dtype, rank - 2
+    keep, swap = [0] * r, [*range(r), r + 1, r, r + 2]  # swap the two axes before (re, im)
+    axis = np.array([r], np.int64)
+    if n_in > length:  # the signal is cut to L
+        zero, end = np.array([0], np.int64), np.array([length], np.int64)
+        x = e.op("Slice", [x, zero, end, axis])
+    elif n_in < length:  # or zero-padded to it
+        pads = np.zeros(2 * rank, np.int64)
+        pads[rank + r] = length - n_in
+        x = e.op("Pad", [x, pads])
+
+    def shape(*dims):
+        return np.array([*keep, *dims], np.int64)
+
+    first = cmath.interleaved_block(cmath.dft_coefficients(l1, l1, inverse)).astype(dtype)
+    if channels == 1:
+        first = first[0::2]
+    sign = 1 if inverse else -1
+    n2, k1 = np.arange(l2)[:, None], np.arange(l1)[None, :]
+    twiddle = np.exp(sign * 2j * np.pi * ((n2 * k1) % length) / length)  # T[n2, k1]
+    w2 = cmath.dft_coefficients(l2, l2, inverse)
+    second = np.stack([cmath.interleaved_block(twiddle[:, [k]] * w2) for k in range(l1)])
+    second = second.astype(dtype)
+    e.lowered.matrix_bytes += first.nbytes + second.nbytes
+
+    t = e.op("Transpose", [e.op("Reshape", [x, shape(l1, l2, channels)])], {"perm": swap})
+    t = e.op("MatMul", [e.op("Reshape", [t, shape(l2, l1 * channels)]), e.const(first, "dft_l1")])
+    t = e.op("Transpose", [e.op("Reshape", [t, shape(l2, l1, 2)])], {"perm": swap})
+    t = e.op("MatMul", [e.op("Reshape", [t, shape(l1, 1, 2 * l2)]), e.const(second, "dft_l2")])
+    t = e.op("Transpose", [e.op("Reshape", [t, shape(l1, l2, 2)])], {"perm": swap})
+    if not onesided:
+        return e.op("Reshape", [t, shape(length, 2)], out=out)
+    full = e.op("Reshape", [t, shape(length, 2)])
+    bins = np.array([length // 2 + 1], np.int64)
+    return e.op("Slice", [full, np.array([0], np.int64), bins, axis], out=out)
 
 
 @lowering("STFT")

@@ -273,3 +273,49 @@ def test_huge_matrix_is_refused(monkeypatch):
         decomplex(model, target="tensorrt")
     out, report = decomplex(dft_model((1, 64, 2), 20, axis=1), target="tensorrt")
     assert report.matrix_bytes == 128 * 128 * 4
+
+
+@pytest.mark.parametrize("length", [12, 16, 60, 64])
+@pytest.mark.parametrize("n_in", [16, 64])
+@pytest.mark.parametrize("inverse, onesided, parts", [(0, 0, 2), (1, 0, 2), (0, 1, 1), (0, 0, 1)])
+def test_four_step(monkeypatch, length, n_in, inverse, onesided, parts):
+    """Long transforms factor L = L1 * L2: two small matrices, the same numbers."""
+    from onnx_decomplex.trt import lower
+
+    monkeypatch.setattr(lower, "FACTORED_ABOVE_BYTES", 0)
+    rng = np.random.default_rng(15)
+    model = dft_model((3, n_in, parts), 20, length=length, axis=1, inverse=inverse,
+                      onesided=onesided)  # fmt: skip
+    x = rng.standard_normal((3, n_in, parts)).astype(np.float32)
+    out, report = assert_lowers(model, {"x": x})
+    assert op_types(out).count("MatMul") == 2
+    l1, l2 = lower._factor(length)
+    assert report.matrix_bytes == 4 * (l1 * parts * 2 * l1 + l1 * (2 * l2) ** 2)
+
+
+def test_four_step_on_another_axis_and_a_prime_length(monkeypatch):
+    from onnx_decomplex.trt import lower
+
+    monkeypatch.setattr(lower, "FACTORED_ABOVE_BYTES", 0)
+    rng = np.random.default_rng(16)
+    model = dft_model((2, 24, 3, 2), 20, axis=1)
+    out, _ = assert_lowers(model, {"x": rng.standard_normal((2, 24, 3, 2)).astype(np.float32)})
+    assert op_types(out).count("MatMul") == 2
+    prime = dft_model((2, 13, 2), 20, axis=1)  # 13 does not factor: the dense matrix
+    out, _ = assert_lowers(prime, {"x": rng.standard_normal((2, 13, 2)).astype(np.float32)})
+    assert op_types(out).count("MatMul") == 1
+
+
+def test_a_long_transform_factors_by_default():
+    """4096 complex points: 256 MiB dense, 4 MiB in the four-step form, and no less
+    accurate than onnxruntime's own float32 DFT. (At this length float32 misses the
+    default per-element tolerance on the smallest bins, whatever computes it.)"""
+    rng = np.random.default_rng(17)
+    model = dft_model((1, 4096, 2), 20, axis=1)
+    feeds = {"x": rng.standard_normal((1, 4096, 2)).astype(np.float32)}
+    out, report = assert_lowers(model, feeds, atol=1e-3)
+    assert report.matrix_bytes == 4 * (64 * 2 * 128 + 64 * 128 * 128)
+    assert sum(t.ByteSize() for t in out.graph.initializer) < 5 * 2**20
+    ours = validate(model, out, feeds).outputs[0].max_abs
+    native = validate(model, model, feeds).outputs[0].max_abs  # the DFT op in onnxruntime
+    assert ours <= native
