@@ -190,7 +190,8 @@ def dft(e: _Emitter, node: gs.Node) -> None:
     out_channels = 1 if inverse and onesided else 2
     if x.dtype is None:
         raise e.fail("the signal's type is unknown", x)
-    dense = _dense_bytes(n_in, channels, length, inverse, onesided, x.dtype)
+    dtype = x.dtype  # the moved signal below is a new tensor with no type recorded
+    dense = _dense_bytes(n_in, channels, length, inverse, onesided, dtype)
     # The one-sided inverse reads half a spectrum: it has no four-step form here.
     factors = None if inverse and onesided or dense <= FACTORED_ABOVE_BYTES else _factor(length)
 
@@ -201,10 +202,12 @@ def dft(e: _Emitter, node: gs.Node) -> None:
     inner = None if perm is None else gs.Variable(e._name("moved"))
     kind = "inverse " * inverse + "one-sided " * onesided
     if factors is not None:
-        res = _four_step(e, x, rank, n_in, channels, length, factors, inverse, onesided, inner or y)
+        res = _four_step(
+            e, x, rank, n_in, channels, length, factors, inverse, onesided, dtype, inner or y
+        )
         how = f"MatMuls of lengths {factors[0]} and {factors[1]} (four-step)"
     else:
-        m = _dft_block(e, n_in, channels, length, inverse, onesided, x.dtype)
+        m = _dft_block(e, n_in, channels, length, inverse, onesided, dtype)
         res = _matmul_last_two(e, x, rank, n_in * channels, m, [out_len, out_channels], inner or y)
         how = f"MatMul by a {m.shape[0]}x{m.shape[1]} matrix"
     if perm is not None:
@@ -213,16 +216,19 @@ def dft(e: _Emitter, node: gs.Node) -> None:
     e.lowered.notes.append(f"{node.name}: {kind}DFT of length {length} on axis {axis} -> {how}")
 
 
-def _four_step(e: _Emitter, x, rank, n_in, channels, length, factors, inverse, onesided, out):
+def _four_step(
+    e: _Emitter, x, rank, n_in, channels, length, factors, inverse, onesided, dtype, out
+):
     """DFT_L of x's axis -2 as DFT_L1, a twiddle, then DFT_L2 (Cooley-Tukey):
 
     with n = L2 n1 + n2 and k = k1 + L1 k2,
     X[k] = sum_n2 W_L2^(n2 k2) [W_L^(n2 k1) sum_n1 x[n] W_L1^(n1 k1)],  W_N = e^(-2 pi i/N)
     (e^(+2 pi i/N) and 1/L for the inverse). The twiddle is folded into the second
-    matrix, one per k1, so both steps are MatMuls: 4 L (L1 + L2) numbers instead of 4 L^2.
+    matrix, one per k1, so both steps are MatMuls: about 4 (L1^2 + L L2) numbers instead
+    of 4 L^2.
     """
     l1, l2 = factors
-    dtype, r = x.dtype, rank - 2
+    r = rank - 2
     keep, swap = [0] * r, [*range(r), r + 1, r, r + 2]  # swap the two axes before (re, im)
     axis = np.array([r], np.int64)
     if n_in > length:  # the signal is cut to L

@@ -301,6 +301,11 @@ def test_four_step_on_another_axis_and_a_prime_length(monkeypatch):
     model = dft_model((2, 24, 3, 2), 20, axis=1)
     out, _ = assert_lowers(model, {"x": rng.standard_normal((2, 24, 3, 2)).astype(np.float32)})
     assert op_types(out).count("MatMul") == 2
+    # The matrices take the signal's type themselves, not by the float64 narrowing.
+    assert all(t.data_type != TensorProto.DOUBLE for t in out.graph.initializer)
+    kept, report = decomplex(model, target="tensorrt", keep_double=True)
+    assert not report.narrowed
+    onnx.checker.check_model(kept, full_check=True)
     prime = dft_model((2, 13, 2), 20, axis=1)  # 13 does not factor: the dense matrix
     out, _ = assert_lowers(prime, {"x": rng.standard_normal((2, 13, 2)).astype(np.float32)})
     assert op_types(out).count("MatMul") == 1
