@@ -17,6 +17,8 @@ from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.junit import write_junit
 from onnx_decomplex.pipeline import ConvertOptions
 
+from .output import size
+
 # More models than this, or a model this large, get a progress bar (on a terminal).
 PROGRESS_FROM = 4
 PROGRESS_FROM_BYTES = 100 * 2**20
@@ -28,15 +30,6 @@ _STYLE = {
     zoo.VALIDATION_FAILED: "red",
     zoo.ERROR: "red",
 }
-
-
-def _size(n: float) -> str:
-    """Bytes, short: 680B, 8.2K, 1.5M, 2.0G."""
-    for unit in ("B", "K", "M"):
-        if n < 1024:
-            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024
-    return f"{n:.1f}G"
 
 
 def _error(x: float | None) -> str:
@@ -55,13 +48,13 @@ def print_table(console: Console, records: list[zoo.ModelRecord], seconds: float
         table.add_column(name, justify=justify, no_wrap=True)
     for r in records:
         found = sum(r.complex_found.values())
-        sizes = f"{_size(r.initializer_bytes_before)} -> {_size(r.initializer_bytes_after)}"
+        sizes = f"{size(r.initializer_bytes_before)} -> {size(r.initializer_bytes_after)}"
         table.add_row(
             r.path,
             f"[{_STYLE[r.status]}]{r.status}[/]",
             str(found) if found else "",
             f"{r.nodes_before} -> {r.nodes_after}" if r.passed else str(r.nodes_before or ""),
-            sizes if r.passed else (_size(r.initializer_bytes_before) if r.nodes_before else ""),
+            sizes if r.passed else (size(r.initializer_bytes_before) if r.nodes_before else ""),
             _error(r.worst_abs),
             f"{(r.rewrite_seconds + r.validate_seconds) * 1000:.0f} ms",
         )

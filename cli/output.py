@@ -18,6 +18,15 @@ PROGRESS_MIN_BYTES = 100 << 20
 """Writing less external data than this is quick: no bar."""
 
 
+def size(n: float) -> str:
+    """Bytes, short: 680B, 8.2K, 1.5M, 2.0G."""
+    for unit in ("B", "K", "M"):
+        if n < 1024:
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024
+    return f"{n:.1f}G"
+
+
 @contextmanager
 def weights_progress(console: Console) -> Iterator:
     """A progress callback for writing external data: a bar on `console` when it is
@@ -76,9 +85,7 @@ def print_lowering(console: Console, report: Report) -> None:
     """What the TensorRT lowering and float64 narrowing changed, one line each."""
     if report.lowered:
         ops = ", ".join(f"{n} {op}" for op, n in sorted(report.lowered.items()))
-        size = report.matrix_bytes
-        shown = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.1f} KiB"
-        matrices = f" (DFT matrices: {shown})" if size else ""
+        matrices = f" (DFT matrices: {size(report.matrix_bytes)})" if report.matrix_bytes else ""
         console.print(f"lowered for TensorRT: {ops}{matrices}")
     if report.narrowed:
         clamped = f", {report.clamped} values clamped to +-FLT_MAX" if report.clamped else ""

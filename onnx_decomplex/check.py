@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import AttributeProto, TensorProto
 
-from .dtypes import is_complex_onnx
+from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import CheckError
 from .load import external_tensors
 
@@ -51,7 +51,7 @@ def _node_complex(node: onnx.NodeProto, where: str) -> list[str]:
             found.append(f"{label} attribute '{attr.name}'")
         elif (
             attr.type == AttributeProto.INT
-            and attr.name in ("to", "dtype")
+            and attr.name in TYPE_ATTRIBUTES
             and is_complex_onnx(attr.i)
         ):
             found.append(f"{label} attribute '{attr.name}' = {TensorProto.DataType.Name(attr.i)}")

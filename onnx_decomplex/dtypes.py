@@ -11,6 +11,9 @@ COMPLEX_TO_REAL = {
 }
 COMPLEX_ONNX = frozenset(COMPLEX_TO_REAL)
 
+TYPE_ATTRIBUTES = ("to", "dtype")
+"""Integer node attributes that name an element type (Cast's `to`, EyeLike's `dtype`, ...)."""
+
 
 def is_complex_onnx(elem_type: int) -> bool:
     """True for COMPLEX64 and COMPLEX128."""

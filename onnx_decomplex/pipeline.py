@@ -346,10 +346,9 @@ class FileResult:
 
 def _engine_paths(src: Path, dst: Path, options: EngineOptions) -> None:
     plan = Path(options.plan)
-    if plan.resolve() in (src.resolve(), dst.resolve()):
-        raise DecomplexError(f"the engine path {plan} is the model's own path")
-    if not plan.parent.is_dir():
-        raise DecomplexError(f"the engine's folder {plan.parent} does not exist")
+    check_paths(src, plan)  # not the input, not a folder, in a folder that exists
+    if plan.resolve() == dst.resolve():
+        raise DecomplexError(f"the engine path {plan} is OUT itself")
 
 
 def convert_file(

@@ -1,8 +1,11 @@
-"""Shape specs on the command line: trtexec's `name:1x8x128` and Polygraphy's `name:[1,8,128]`."""
+"""Shape specs on the command line (trtexec's `name:1x8x128` and Polygraphy's
+`name:[1,8,128]`), and the dims a model declares."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+import onnx
 
 from .errors import DecomplexError
 
@@ -64,3 +67,11 @@ def parse_shapes(specs: str | Iterable[str]) -> dict[str, tuple[int, ...]]:
                 )
             shapes[name] = _dims(dims, item)
     return shapes
+
+
+def declared_dims(v: onnx.ValueInfoProto) -> list[int | str | None] | None:
+    """The dims `v` declares: an int, a dim name, or None when unnamed; None for no shape."""
+    t = v.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]

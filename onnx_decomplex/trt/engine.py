@@ -70,12 +70,15 @@ def import_cudart():
     return runtime
 
 
+def _cuda_error(err) -> str:
+    return f"{getattr(err, 'name', str(err))} ({int(err)})"
+
+
 def _cuda(result):
     """Unpacks a cuda-bindings call's (error, value...) tuple, raising on an error."""
     err, *rest = result if isinstance(result, tuple) else (result,)
     if int(err) != 0:
-        name = getattr(err, "name", str(err))
-        raise EngineError(f"CUDA call failed: {name} ({int(err)})")
+        raise EngineError(f"CUDA call failed: {_cuda_error(err)}")
     return rest[0] if len(rest) == 1 else rest
 
 
@@ -89,9 +92,8 @@ def gpu_count() -> int:
     cudart = import_cudart()
     err, count = cudart.cudaGetDeviceCount()
     if int(err) != 0:
-        name = getattr(err, "name", str(err))
         raise EngineError(
-            f"no usable CUDA GPU: cudaGetDeviceCount returned {name} ({int(err)}); "
+            f"no usable CUDA GPU: cudaGetDeviceCount returned {_cuda_error(err)}; "
             "the engine path needs an NVIDIA GPU and driver"
         )
     if count == 0:

@@ -27,6 +27,7 @@ import onnx_graphsurgeon as gs
 
 from .. import cmath
 from ..errors import DecomplexError
+from ..shapes import declared_dims
 from ..tidy import keep_model_fields
 from . import registrar
 
@@ -343,10 +344,8 @@ def compress(e: _Emitter, node: gs.Node) -> None:
 def _lower_graph(graph: gs.Graph, opset: int, lowered: Lowered, declared: dict) -> None:
     replaced = []
     for node in list(graph.nodes):
-        for value in node.attrs.values():
-            for sub in value if isinstance(value, list) else [value]:
-                if isinstance(sub, gs.Graph):
-                    _lower_graph(sub, opset, lowered, {})
+        for sub in node.subgraphs():
+            _lower_graph(sub, opset, lowered, {})
         fn = LOWERINGS.get(node.op) if node.domain in (None, "", "ai.onnx") else None
         if fn is None:
             continue
@@ -386,7 +385,7 @@ def lower_for_tensorrt(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelPr
     except Exception:  # the lowerings that need a shape say so themselves
         inferred = model
     graph = gs.import_onnx(inferred)
-    declared = {t.name: t.shape for t in gs.import_onnx(model).outputs}
+    declared = {o.name: declared_dims(o) for o in model.graph.output}
     _lower_graph(graph, opset, lowered, declared)
     out = gs.export_onnx(graph, do_type_check=False)
     keep_model_fields(model, out)

@@ -18,10 +18,8 @@ import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
+from ..dtypes import TYPE_ATTRIBUTES
 from ..errors import DecomplexError
-
-TYPE_ATTRIBUTES = ("to", "dtype")
-"""Integer attributes that name an output type."""
 
 
 @dataclass

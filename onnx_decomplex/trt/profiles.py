@@ -15,7 +15,7 @@ import onnx
 
 from ..dtypes import is_complex_onnx
 from ..errors import DecomplexError
-from ..shapes import parse_shapes
+from ..shapes import declared_dims, parse_shapes
 
 KINDS = ("min", "opt", "max")
 
@@ -110,9 +110,8 @@ def _inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 def _declared(v: onnx.ValueInfoProto) -> tuple[list, bool]:
     """Packed dims (int, or the dim's name, or None) and whether the input is complex."""
-    t = v.type.tensor_type
-    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
-    packed = is_complex_onnx(t.elem_type)
+    dims = declared_dims(v) or []
+    packed = is_complex_onnx(v.type.tensor_type.elem_type)
     return (dims + [2] if packed else dims), packed
 
 

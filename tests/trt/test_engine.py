@@ -242,3 +242,23 @@ def test_parser_error_leaves_no_plan(tmp_path, root):
         build_engine(out, EngineOptions(plan=plan), Profile(), preflight())
     assert e.value.op_type == "DFT"
     assert not plan.exists()
+
+
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        ("in", "the input is never overwritten"),
+        ("out", "is OUT itself"),
+        ("folder", "the output folder"),
+    ],
+)
+def test_bad_plan_paths_are_refused_first(tmp_path, root, where, message):
+    """Refused before the TensorRT checks, so on any machine; nothing is written."""
+    src = tmp_path / "m.onnx"
+    src.write_bytes((root / "fixtures" / "fnet_block.onnx").read_bytes())
+    out = tmp_path / "out.onnx"
+    plan = {"in": src, "out": out, "folder": tmp_path / "missing" / "m.plan"}[where]
+    run = cli(str(src), str(out), "--build-engine", str(plan), cwd=tmp_path)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1
+    assert message in run.stderr and "TensorRT is not available" not in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
