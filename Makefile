@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: run test test-slow test-gpu bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax coverage clean
+.PHONY: run test test-slow test-gpu bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -72,5 +72,11 @@ clean:
 # Regenerates fixtures/jax2onnx/ with the real exporter, in its own environment.
 fixtures-jax:
 	python3 -m venv .venv-jax
-	.venv-jax/bin/pip install -q 'jax2onnx==0.17.1' jax jaxlib
+	.venv-jax/bin/pip install -q -r fixtures/jax2onnx/requirements.txt
 	cd fixtures/jax2onnx && ../../.venv-jax/bin/python make_jax2onnx.py
+
+# Regenerates fixtures/torch/ with torch.onnx (dynamo), in its own environment.
+fixtures-torch:
+	python3 -m venv .venv-torch
+	.venv-torch/bin/pip install -q -r fixtures/torch/requirements.txt
+	.venv-torch/bin/python fixtures/torch/make_torch.py

@@ -63,6 +63,14 @@ def _exit_with(error: DecomplexError) -> None:
     help=".npz of inputs for the original model, by input name (complex or packed arrays).",
 )
 @option(
+    "--expected-outputs",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Validation",
+    help=".npz of the exporting framework's own outputs on --load-inputs, by output name "
+    "(complex or packed arrays): the rewrite must match them too. In folder mode: a sibling "
+    "NAME.expected.npz.",
+)
+@option(
     "--seed",
     type=int,
     default=0,
@@ -101,6 +109,13 @@ def _exit_with(error: DecomplexError) -> None:
     group="Rewrite",
     help="Convert the model to this opset first (upgrades only). At 23 or newer, RoPE's "
     "complex-times-position-table becomes one RotaryEmbedding node.",
+)
+@option(
+    "--save-normalized",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Rewrite",
+    help="Also write the native-complex model the rewrite was checked against: an "
+    "exporter's mixed graph read as it means (the input itself when nothing needed reading).",
 )
 @option(
     "--target",
@@ -224,11 +239,13 @@ def main(
     validate,
     input_shapes,
     load_inputs,
+    expected_outputs,
     seed,
     atol,
     rtol,
     mul_strategy,
     target_opset,
+    save_normalized,
     target,
     keep_double,
     check_tensorrt,
@@ -256,7 +273,8 @@ def main(
     complex64 becomes float32, complex128 becomes float64. Inputs and outputs keep their names.
 
     When IN is a folder, every .onnx under it is converted into the same path under OUT,
-    each validated against a sibling NAME.npz of inputs (and saved outputs) when there is one.
+    each validated against a sibling NAME.npz of inputs (and saved outputs) when there is one,
+    and against the framework's outputs in NAME.expected.npz when there are some.
 
     Exit status: 0 done; 1 error, nothing written (folder: a model failed, or a regression
     against --baseline; --build-engine: OUT stays, no plan); 2 bad usage; 3 written, but
@@ -307,10 +325,13 @@ def main(
     if src.is_dir():
         if plan is not None:
             raise click.UsageError("--build-engine is for one model, not a folder")
-        if load_inputs:
+        if load_inputs or expected_outputs:
             raise click.UsageError(
-                "--load-inputs is for one model; in folder mode, put NAME.npz beside NAME.onnx"
+                "--load-inputs and --expected-outputs are for one model; in folder mode, put "
+                "NAME.npz and NAME.expected.npz beside NAME.onnx"
             )
+        if save_normalized:
+            raise click.UsageError("--save-normalized is for one model, not a folder")
         if update_baseline and baseline_path is None:
             raise click.UsageError("--update-baseline needs --baseline PATH")
         err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -339,17 +360,19 @@ def main(
     try:
         with weights_progress(err) as progress:
             result = options.convert(
-                src, dst, inputs_file=load_inputs, progress=progress, engine=engine
-            )
+                src, dst, inputs_file=load_inputs, progress=progress, engine=engine,
+                expected_file=expected_outputs, normalized_path=save_normalized,
+            )  # fmt: skip
     except DecomplexError as e:
         _exit_with(e)
     print_summary(console, result, verbose)
     print_lint(console, result.lint)
     print_validation(console, result.validation)
+    print_validation(console, result.framework)
     print_engine(console, result)
     if not result.ok:
-        failed = [o.name for v in (result.validation, result.engine_validation)
-                  if v is not None for o in v.outputs if not o.passed]  # fmt: skip
+        failed = [f"{o.name} (against {v.reference})" for v in result.validations
+                  for o in v.outputs if not o.passed]  # fmt: skip
         no_engine = "; no engine was built" if plan is not None and result.engine is None else ""
         click.echo(
             f"error: {src}: validation failed for {', '.join(failed)}; {dst} was written "
@@ -358,7 +381,8 @@ def main(
         )
         sys.exit(EXIT_VALIDATION)
     if not quiet:
-        click.echo(f"wrote {dst}" + (f" and {plan}" if result.engine is not None else ""))
+        also = [str(p) for p in (save_normalized, result.engine and plan) if p]
+        click.echo(f"wrote {dst}" + "".join(f" and {p}" for p in also))
 
 
 def _check_tensorrt(console, src: Path, mul_strategy, target_opset, keep_double) -> int:

@@ -59,6 +59,7 @@ def print_summary(console: Console, result: FileResult, verbose: bool) -> None:
     if not report.changed:
         console.print("no complex values: the model was written out unchanged")
         return
+    print_normalized(console, report, verbose)
     table = Table(title="onnx-decomplex", show_edge=False, title_justify="left")
     table.add_column("")
     table.add_column("before", justify="right")
@@ -78,6 +79,22 @@ def print_summary(console: Console, result: FileResult, verbose: bool) -> None:
     print_lowering(console, report)
     if verbose:
         for line in report.explanations + report.lowering_notes:
+            console.print(f"  {line}", highlight=False)
+
+
+def print_normalized(console: Console, report: Report, verbose: bool) -> None:
+    """How an exporter's mixed graph was read, one line; with -v, each node."""
+    if report.normalized is None:
+        return
+    packed = f"; declared packed: {', '.join(report.packed_io)}" if report.packed_io else ""
+    axis0 = f"; {len(report.axis0)} complex pairs on axis 0" if report.axis0 else ""
+    console.print(
+        f"read as the native-complex model it means: {len(report.readings)} nodes read other "
+        f"than as written{packed}{axis0}",
+        highlight=False,
+    )
+    if verbose:
+        for line in report.readings:
             console.print(f"  {line}", highlight=False)
 
 

@@ -422,6 +422,11 @@ def pow_real(ops, a, p, dtype):
     return ops.mul(m, ops.cos(theta)), ops.mul(m, ops.sin(theta))
 
 
+def pow_complex(ops, a, b, dtype):
+    """a^b = exp(b log a), principal branch"""
+    return exp(ops, mul(ops, b, log(ops, a, dtype)))
+
+
 def interleaved_block(w: np.ndarray) -> np.ndarray:
     """W (K, N) complex -> real (2K, 2N) acting on interleaved (re, im) rows:
 

@@ -21,6 +21,7 @@ from .analyze import analyze
 from .check import check, find_complex
 from .errors import DecomplexError, UnsupportedError
 from .load import external_tensors, read_model
+from .normalize import normalize
 from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
 from .save import Progress, check_paths, copy_model, save_model
@@ -41,6 +42,7 @@ from .validate import (
     DEFAULT_ATOL,
     DEFAULT_RTOL,
     ValidationResult,
+    load_expected,
     load_saved,
     random_inputs,
     resolve_shapes,
@@ -167,6 +169,10 @@ def decomplex(
             Compress to Gather) and float64 is narrowed to float32.
         keep_double: With target "tensorrt", leave float64 as it is.
 
+    An exporter's mixed graph (typed-complex values read as packed, I/O declared
+    packed) is first read as the native-complex model it means (`normalize`); the
+    report keeps that model, which is what the rewrite must match.
+
     Returns:
         The rewritten model, checked by shape inference and the full ONNX checker
         (the input model itself when it holds no complex value), and a report. A
@@ -179,6 +185,9 @@ def decomplex(
         DecomplexError: Anything else that stops the rewrite.
     """
     start = time.perf_counter()
+    ops_before, bytes_before = op_histogram(model), initializer_bytes(model)
+    normalized = normalize(model)
+    model = normalized.model
     if target_opset is not None:
         model = upgrade_opset(model, target_opset)
     opset = default_opset(model)
@@ -188,9 +197,11 @@ def decomplex(
         raise DecomplexError(f"mul_strategy must be one of {', '.join(MUL_STRATEGIES)}")
     if target not in TARGETS:
         raise DecomplexError(f"target must be one of {', '.join(TARGETS)}")
-    report = Report(
-        ops_before=op_histogram(model), initializer_bytes_before=initializer_bytes(model)
-    )
+    report = Report(ops_before=ops_before, initializer_bytes_before=bytes_before)
+    if normalized.changed:
+        report.normalized = normalized.model
+        report.readings, report.packed_io = normalized.readings, normalized.packed_io
+        report.axis0 = normalized.axis0
     model = _inline_complex_functions(model)
 
     graph = gs.import_onnx(_with_shapes(model))
@@ -298,6 +309,8 @@ class ConvertOptions:
         inputs_file=None,
         progress: Progress | None = None,
         engine: EngineOptions | None = None,
+        expected_file=None,
+        normalized_path=None,
     ) -> FileResult:
         """`convert_file(src, dst)` with these options."""
         return convert_file(
@@ -306,6 +319,8 @@ class ConvertOptions:
             check_numerics=self.validate,
             input_shapes=self.input_shapes,
             inputs_file=inputs_file,
+            expected_file=expected_file,
+            normalized_path=normalized_path,
             seed=self.seed,
             atol=self.atol,
             rtol=self.rtol,
@@ -327,6 +342,8 @@ class FileResult:
         report: What the rewrite found and changed.
         validation: The comparison with the reference, or None when skipped.
         written: The files written.
+        framework: The comparison with the framework's own outputs
+            (`expected_file`), or None without them.
         lint: The static TensorRT check, with target "tensorrt".
         engine: The engine built, with `engine` options.
         engine_validation: The engine's outputs compared with the reference.
@@ -338,10 +355,17 @@ class FileResult:
     lint: LintResult | None = None
     engine: EngineResult | None = None
     engine_validation: ValidationResult | None = None
+    framework: ValidationResult | None = None
+
+    @property
+    def validations(self) -> list[ValidationResult]:
+        """Every comparison that ran."""
+        found = (self.validation, self.framework, self.engine_validation)
+        return [v for v in found if v is not None]
 
     @property
     def ok(self) -> bool:
-        return all(v is None or v.passed for v in (self.validation, self.engine_validation))
+        return all(v.passed for v in self.validations)
 
 
 def _engine_paths(src: Path, dst: Path, options: EngineOptions) -> None:
@@ -358,6 +382,8 @@ def convert_file(
     check_numerics: bool = True,
     input_shapes: dict[str, tuple[int, ...]] | None = None,
     inputs_file: str | Path | None = None,
+    expected_file: str | Path | None = None,
+    normalized_path: str | Path | None = None,
     seed: int = 0,
     atol: float = DEFAULT_ATOL,
     rtol: float = DEFAULT_RTOL,
@@ -377,6 +403,12 @@ def convert_file(
     file, never loaded, unless validation needs them (the reference evaluator runs
     in memory; saved outputs spare it).
 
+    `expected_file` holds the outputs of the framework that exported the model, by
+    output name, computed on the inputs of `inputs_file`: the rewrite is compared
+    with them too, even when the model held nothing to rewrite, since an export can
+    be valid and still compute something else. `normalized_path` receives the
+    native-complex model the rewrite was checked against (see `normalize`).
+
     With `engine`, the target is "tensorrt". TensorRT, a GPU and the shape profile
     are checked before anything is rewritten; the engine is built from the written
     model once it passes validation, and run on the same inputs. Validation inputs
@@ -388,6 +420,13 @@ def convert_file(
     src, dst = Path(src), Path(dst)
     try:
         check_paths(src, dst)
+        if normalized_path is not None:
+            check_paths(src, Path(normalized_path))
+        if expected_file is not None and inputs_file is None and check_numerics:
+            raise DecomplexError(
+                "expected outputs need the inputs they were computed on (--load-inputs)",
+                file=str(expected_file),
+            )
         toolkit = None
         if engine is not None:
             target = "tensorrt"
@@ -408,10 +447,10 @@ def convert_file(
             keep_double=keep_double,
         )
         lint_result = lint(out) if target == "tensorrt" else None
-        if not report.changed and out is model:
+        original = report.normalized or model
+        passed_through = not report.changed and out is model
+        if passed_through:
             written = copy_model(src, model, dst, had_external, progress)
-            if engine is None:
-                return FileResult(report, None, written, lint_result)
         else:
             if external_data is None and had_external:
                 external_data = True  # stored that way, written back that way
@@ -423,24 +462,35 @@ def convert_file(
                 progress=progress,
                 check=bool(external_tensors(out)),  # decomplex left that check to this one
             )
+        if normalized_path is not None:
+            written += save_model(original, normalized_path, external_data, source_dir=src.parent)
         result = FileResult(report, None, written, lint_result)
+        if passed_through and engine is None and (expected_file is None or not check_numerics):
+            return result
         feeds = expected = None
         if check_numerics:
             try:
                 feeds, expected = (
-                    load_saved(str(inputs_file), model) if inputs_file else (None, None)
+                    load_saved(str(inputs_file), original) if inputs_file else (None, None)
                 )
-                if expected is None and had_external:
+                if expected is None and had_external and not passed_through:
                     # The reference evaluator needs every weight in memory.
-                    load_external_data_for_model(model, str(src.parent))
+                    load_external_data_for_model(original, str(src.parent))
                 if report.narrowed:
                     # float32 numbers cannot meet float64 tolerances.
                     atol, rtol = max(atol, DEFAULT_ATOL), max(rtol, DEFAULT_RTOL)
                 if feeds is None:
-                    feeds = random_inputs(model, resolve_shapes(model, input_shapes), seed)
-                result.validation = validate(
-                    model, dst, feeds, atol=atol, rtol=rtol, expected=expected
-                )
+                    feeds = random_inputs(original, resolve_shapes(original, input_shapes), seed)
+                if not passed_through:
+                    result.validation = validate(
+                        original, dst, feeds, atol=atol, rtol=rtol, expected=expected
+                    )
+                if expected_file is not None:
+                    result.framework = validate(
+                        original, dst, feeds, atol=atol, rtol=rtol,
+                        expected=load_expected(expected_file, original),
+                        reference=f"expected outputs {Path(expected_file).name}",
+                    )  # fmt: skip
             except DecomplexError as e:
                 # Validation could not run at all: nothing is left behind.
                 for path in written:
@@ -459,9 +509,9 @@ def convert_file(
                 outputs = run_engine(result.engine.plan, packed, toolkit)
                 return [outputs[n] for n in names]
 
-            first = result.validation
+            first = result.validation or result.framework
             result.engine_validation = validate(
-                model, None, feeds, atol=atol, rtol=rtol, expected=first.expected,
+                original, None, feeds, atol=atol, rtol=rtol, expected=first.expected,
                 reference=first.reference, runner=on_engine,
                 runtime=f"TensorRT {toolkit.version}",
             )  # fmt: skip

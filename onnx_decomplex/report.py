@@ -49,6 +49,11 @@ class Report:
         matrix_bytes: Bytes of the DFT matrices the lowering added.
         narrowed: Places float64 was narrowed to float32, for TensorRT.
         clamped: float64 values clamped to +-FLT_MAX by the narrowing.
+        normalized: The native-complex model an exporter's mixed graph means, when
+            the model had to be read that way (see `normalize`); None otherwise.
+        readings: One line per node read other than as written.
+        packed_io: Graph inputs and outputs the exporter declared packed.
+        axis0: Nodes read as a complex pair stacked on axis 0.
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -69,6 +74,10 @@ class Report:
     matrix_bytes: int = 0
     narrowed: list[str] = field(default_factory=list)
     clamped: int = 0
+    normalized: onnx.ModelProto | None = field(default=None, repr=False)
+    readings: list[str] = field(default_factory=list)
+    packed_io: list[str] = field(default_factory=list)
+    axis0: list[str] = field(default_factory=list)
 
     @property
     def has_complex(self) -> bool:

@@ -188,6 +188,34 @@ def load_saved(
     return feeds, _expected(arrays, model, path)
 
 
+def load_expected(path: str | Path, model: onnx.ModelProto) -> list[np.ndarray]:
+    """The framework's own outputs, from an .npz that holds one array per output name.
+
+    A complex output may be saved as a complex array or packed (a real array with a
+    trailing 2); the comparison takes either.
+
+    Returns:
+        The outputs in graph order.
+
+    Raises:
+        DecomplexError: The file cannot be read or lacks an output.
+    """
+    try:
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+    except Exception as e:
+        raise DecomplexError(f"cannot read expected outputs: {e}", file=str(path)) from e
+    names = [o.name for o in model.graph.output]
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise DecomplexError(
+            f"the expected outputs have no array for {', '.join(missing)}; "
+            f"it holds {', '.join(sorted(arrays)) or 'nothing'}",
+            file=str(path),
+        )
+    return [arrays[n] for n in names]
+
+
 def _expected(arrays: dict, model: onnx.ModelProto, path) -> list[np.ndarray] | None:
     names = [o.name for o in model.graph.output]
     if EXPECTED in arrays and len(names) == 1:

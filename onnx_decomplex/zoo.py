@@ -57,6 +57,7 @@ class ModelRecord:
     initializer_bytes_after: int = 0
     reference: str | None = None
     outputs: list[OutputError] = field(default_factory=list)
+    framework: list[OutputError] = field(default_factory=list)
     rewrite_seconds: float = 0.0
     validate_seconds: float = 0.0
 
@@ -66,8 +67,8 @@ class ModelRecord:
 
     @property
     def worst_abs(self) -> float | None:
-        """The largest max_abs over the outputs, or None with no finite one."""
-        found = [o.max_abs for o in self.outputs if o.max_abs is not None]
+        """The largest max_abs over every comparison, or None with no finite one."""
+        found = [o.max_abs for o in self.outputs + self.framework if o.max_abs is not None]
         return max(found) if found else None
 
 
@@ -100,16 +101,34 @@ def _failed(src: Path, rel: str, status: str, message: str) -> ModelRecord:
     return record
 
 
+EXPECTED_SUFFIX = ".expected.npz"
+"""A model's sibling NAME.expected.npz holds its framework's outputs, by output name."""
+
+
+def _errors(v) -> list[OutputError]:
+    return [
+        OutputError(o.name, o.passed, _finite(o.max_abs), _finite(o.max_rel)) for o in v.outputs
+    ]
+
+
 def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelRecord:
     """Converts one model and records the outcome; never raises.
 
     A sibling `NAME.npz` supplies the inputs, and, when it saves them, the outputs
-    that stand in for the reference evaluator (see `validate.load_saved`).
+    that stand in for the reference evaluator (see `validate.load_saved`). A sibling
+    `NAME.expected.npz` holds the outputs of the framework that exported the model,
+    which the rewrite must match too.
     """
     saved = src.with_suffix(".npz")
+    expected = src.with_name(src.stem + EXPECTED_SUFFIX)
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
-        result = options.convert(src, dst, inputs_file=saved if saved.is_file() else None)
+        result = options.convert(
+            src,
+            dst,
+            inputs_file=saved if saved.is_file() else None,
+            expected_file=expected if expected.is_file() else None,
+        )
     except UnsupportedError as e:
         return _failed(src, rel, UNSUPPORTED, str(e))
     except DecomplexError as e:
@@ -133,14 +152,17 @@ def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelR
     )
     if v is not None:
         record.reference = v.reference
-        record.validate_seconds = v.reference_seconds + v.runtime_seconds
-        record.outputs = [
-            OutputError(o.name, o.passed, _finite(o.max_abs), _finite(o.max_rel)) for o in v.outputs
-        ]
-        if not v.passed:
-            failed = ", ".join(o.name for o in v.outputs if not o.passed)
-            record.status = VALIDATION_FAILED
-            record.message = f"{src}: validation failed for {failed}"
+        record.outputs = _errors(v)
+    if result.framework is not None:
+        record.framework = _errors(result.framework)
+    record.validate_seconds = sum(
+        x.reference_seconds + x.runtime_seconds for x in (v, result.framework) if x is not None
+    )
+    failed = [f"{o.name} (against {x.reference})" for x in result.validations
+              for o in x.outputs if not o.passed]  # fmt: skip
+    if failed:
+        record.status = VALIDATION_FAILED
+        record.message = f"{src}: validation failed for {', '.join(failed)}"
     return record
 
 
@@ -235,5 +257,6 @@ def records_from_json(report: dict) -> list[ModelRecord]:
     records = []
     for m in report["models"]:
         outputs = [OutputError(**o) for o in m.get("outputs", [])]
-        records.append(ModelRecord(**{**m, "outputs": outputs}))
+        framework = [OutputError(**o) for o in m.get("framework", [])]
+        records.append(ModelRecord(**{**m, "outputs": outputs, "framework": framework}))
     return records

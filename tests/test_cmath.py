@@ -151,6 +151,11 @@ def test_real_power(p):
     np.testing.assert_allclose(re + 1j * im, A**p, rtol=1e-12)
 
 
+def test_complex_power():
+    re, im = cmath.pow_complex(NUMPY, parts(A), parts(B), F64)
+    np.testing.assert_allclose(re + 1j * im, A**B, rtol=1e-12)
+
+
 def test_double_helpers_for_missing_float64_kernels():
     x = np.linspace(-30, 30, 101)
     np.testing.assert_allclose(cmath.sinh_by_exp(NUMPY, x), np.sinh(x), rtol=1e-14)

@@ -1,7 +1,9 @@
 """Finding models, recording one model's outcome, and reading reports back."""
 
 import json
+import shutil
 
+import numpy as np
 import pytest
 
 from onnx_decomplex import zoo
@@ -30,9 +32,29 @@ def test_record_of_a_fixture(root, tmp_path):
 
 
 def test_saved_outputs_stand_in_for_the_reference(root, tmp_path):
-    src = root / "fixtures" / "jax2onnx" / "complex_table.onnx"
-    r = zoo.run_model(src, tmp_path / "t.onnx", "t.onnx", ConvertOptions())
-    assert r.status == "ok" and r.reference == "saved outputs"
+    corpus = root / "fixtures" / "jax2onnx"
+    src = shutil.copy(corpus / "complex_table.onnx", tmp_path / "t.onnx")
+    saved = dict(np.load(corpus / "complex_table.npz"))
+    (expected,) = np.load(corpus / "complex_table.expected.npz").values()
+    np.savez(tmp_path / "t.npz", **saved, expected=expected)
+    r = zoo.run_model(src, tmp_path / "out.onnx", "t.onnx", ConvertOptions())
+    assert r.status == "ok" and r.reference == "saved outputs" and r.framework == []
+
+
+def test_framework_outputs_beside_a_model_are_compared(root, tmp_path):
+    corpus = root / "fixtures" / "jax2onnx"
+    for name in ("scale_half", "sqrt_plus"):
+        r = zoo.run_model(
+            corpus / f"{name}.onnx", tmp_path / f"{name}.onnx", name, ConvertOptions()
+        )
+        assert [o.name for o in r.framework] == [
+            "mul_output_0" if name == "scale_half" else "add_out_0"
+        ]
+        if name == "scale_half":
+            assert r.status == "ok" and r.framework[0].passed
+        else:
+            assert r.status == "validation-failed" and not r.framework[0].passed
+            assert "against expected outputs sqrt_plus.expected.npz" in r.message
 
 
 def test_report_round_trips_and_checks_its_version(root, tmp_path):

@@ -15,6 +15,7 @@
     Sum, Mean  -> the op on the packed tensors, or on each part
     Pow(z, n)  -> repeated squaring         # n a constant integer
     Pow(z, p)  -> |z|^p (cos p arg z, sin p arg z)
+    Pow(z, w)  -> exp(w log z)             # w complex
     Equal(z, w) -> zr == wr and zi == wi    # a real output
     Identity   -> the same value
 
@@ -193,18 +194,20 @@ def sum_mean(ctx, node):
     ctx.explain(f"{node.op} of the packed tensors")
 
 
-def _pow_refusal(node, kinds):
-    if kinds[0] is None:
-        return "a complex exponent of a real base is not supported"
-    return None
-
-
 def _small_integer(value) -> int | None:
     """The exponent as an int, when it is one scalar integer no larger than 64."""
     if value is None or value.size != 1:
         return None
     x = float(value.reshape(()))
     return int(x) if x.is_integer() and abs(x) <= 64 else None
+
+
+def _pow_refusal(node, kinds):
+    if kinds[0] is None:
+        # Pow's output has its base's type: a real base gives a real result, which
+        # only the reference's cast of a complex power defines.
+        return "a complex exponent of a real base is not supported"
+    return None
 
 
 @rule("Pow", refuse=_pow_refusal)
@@ -215,7 +218,10 @@ def pow_(ctx, node):
     value = ctx.constant(p)
     if ctx.is_complex(p):
         if value is None or np.any(value.imag):
-            raise ctx.fail("a complex exponent is not supported; only real exponents", p)
+            w = ctx.pair(p, dtype)
+            ctx.set_pair(y, *cmath.pow_complex(ctx, ctx.pair(z, dtype), w, dtype))
+            ctx.explain("z^w = exp(w log z), principal branch")
+            return
         value = value.real
     n = _small_integer(value)
     if n is not None:

@@ -276,24 +276,28 @@ def test_console_script_installed(work):
 
 
 def test_unvalidatable_model_leaves_nothing_unless_asked(work):
-    # The reference evaluator cannot run a half-lowered export: without validation
-    # there is no output, unless --no-validate asks for it unchecked.
+    # Validation cannot run on inputs that lack one of the model's: without it there
+    # is no output, unless --no-validate asks for it unchecked.
     src, out = work
-    model = src / "t.onnx"
-    shutil.copy(FIXTURES / "jax2onnx" / "complex_table.onnx", model)
-    result = invoke(model, out / "t.onnx")
+    model = _copy("complex_io.onnx", src)
+    inputs = src / "inputs.npz"
+    np.savez(inputs, unrelated=np.zeros(3))
+    normalized = out / "t.native.onnx"
+    args = ["--load-inputs", inputs, "--save-normalized", normalized]
+    result = invoke(model, out / "t.onnx", *args)
     assert result.exit_code == EXIT_ERROR
     assert "--no-validate" in result.stderr and list(out.iterdir()) == []
-    result = invoke(model, out / "t.onnx", "--no-validate")
-    assert result.exit_code == 0 and (out / "t.onnx").exists()
+    result = invoke(model, out / "t.onnx", "--no-validate", *args)
+    assert result.exit_code == 0 and (out / "t.onnx").exists() and normalized.exists()
 
 
 def test_check_tensorrt_on_the_fixture_folder(tmp_path):
-    """Lints every model; complex_relu cannot be rewritten, so the run fails, and nothing is written."""
+    """Lints every model (the real exports too); complex_relu cannot be rewritten, so the
+    run fails, and nothing is written."""
     before = sorted(p.name for p in tmp_path.iterdir())
     result = invoke(FIXTURES, "--check-tensorrt")
     assert result.exit_code == EXIT_ERROR
-    assert "13 of 14 models would parse" in result.output
+    assert "109 of 110 models would parse" in result.output
     assert (
         "fnet_block.onnx: PASSED" in result.output
         and "lowered for TensorRT: 2 DFT" in result.output

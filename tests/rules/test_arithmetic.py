@@ -252,9 +252,23 @@ def test_pow_runtime_exponent(cdtype):
     assert_rewrites(m)
 
 
-def test_complex_exponent_is_refused():
-    m = single("Pow", np.complex64, inputs=["a", "b"], extra=[vi("b", np.complex64, [2, 3])])
-    with pytest.raises(DecomplexError, match="complex exponent"):
+@PAIR
+def test_pow_complex_exponent(opset, cdtype, pair):
+    m = single("Pow", cdtype, opset, inputs=["a", "b"], extra=[vi("b", cdtype, [2, 3])],
+               pair=pair)  # fmt: skip
+    assert_rewrites(m)
+
+
+@pytest.mark.parametrize("w", [0.5 + 1j, -1j, 2 + 0.25j])
+def test_pow_constant_complex_exponent(cdtype, w):
+    m = single("Pow", cdtype, inputs=["a", "w"], inits=[init("w", np.array(w, cdtype))])
+    assert_rewrites(m)
+
+
+def test_complex_exponent_of_a_real_base_is_refused():
+    m = single("Pow", np.complex64, inputs=["x", "w"], extra=[vi("x", np.float32, [2, 3])],
+               inits=[init("w", np.array(0.5 - 2j, np.complex64))])  # fmt: skip
+    with pytest.raises(DecomplexError, match="complex exponent of a real base"):
         decomplex(m)
 
 

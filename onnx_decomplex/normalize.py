@@ -1,0 +1,710 @@
+"""Read an exporter's mixed graph as the native-complex model it means.
+
+jax2onnx keeps some complex values typed complex and packs others itself as real
+`[..., 2]` tensors, and one op may read a value in one form while the next reads
+it in the other. No runtime can run such a graph as written. This pass reads it
+value by value and consumer by consumer, and writes the valid native-complex model
+the exporter meant. Each consumer reads a complex value z as:
+
+    Gather(z, 0|1, axis=rank z)                      -> Re z | Im z
+    Concat(Unsqueeze(a, k), Unsqueeze(b, k), axis=k) -> a + i b     # k = rank a, or 0
+    Cast(z, to=complex)                              -> z
+    DFT(z)                                           -> DFT(view_as_real z), packed out
+    Reshape(z, s), s twice z's element count         -> Reshape(view_as_real z, s)
+    any other op                                     -> the op on native z
+
+and a real operand of an op with a complex one is promoted by that op. A graph
+input or output declared real `S + [2]` for a complex value of shape S is its
+packed declaration; the normalized model declares it complex S. The pair on axis 0
+(`[2, *S]`) is how the exporter packs a complex value whose parts come from a
+scalar's; a real stack on axis 0 is read as a pair only when its parts come from
+the parts of complex values.
+
+A graph that reads consistently as written, as native complex or as plain real,
+is left alone: these readings apply once the graph contradicts itself (shapes that
+cannot agree, an axis past a complex value's rank, an output declared with another
+shape than the one computed). Where the readings leave a contradiction, nothing is
+guessed: the node is named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+from onnx import helper, numpy_helper, shape_inference
+from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
+
+from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
+from .errors import DecomplexError
+from .rules import registry
+from .tidy import keep_model_fields
+
+Shape = list | None
+
+COMPLEX_OF = {
+    np.dtype(np.float32): np.dtype(np.complex64),
+    np.dtype(np.float64): np.dtype(np.complex128),
+}
+"""The complex type whose parts have this float type."""
+
+MAX_READ_ELEMENTS = 1 << 12
+"""Constants this small are read (indices, shapes, scalars); larger ones never are."""
+
+MAX_ROUNDS = 4
+"""Walks at most: each may find more inputs declared packed that must be read complex."""
+
+
+class NormalizeError(DecomplexError):
+    """No consistent reading of the exported graph exists."""
+
+
+@dataclass
+class Normalized:
+    """The outcome of `normalize`.
+
+    Attributes:
+        model: The native-complex model, or the input itself when it read
+            consistently as written.
+        readings: One line per node read other than as written, for `-v`.
+        packed_io: Graph inputs and outputs declared packed (`S + [2]`).
+        axis0: Nodes read as a complex pair stacked on axis 0.
+    """
+
+    model: onnx.ModelProto
+    readings: list[str] = field(default_factory=list)
+    packed_io: list[str] = field(default_factory=list)
+    axis0: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.readings or self.packed_io)
+
+
+@dataclass
+class _Conflict:
+    node: str | None
+    op_type: str | None
+    tensor: str | None
+    message: str
+
+
+def _declared(v: gs.Tensor) -> tuple[np.dtype | None, Shape]:
+    dtype = None if v.dtype is None else np.dtype(v.dtype)
+    return dtype, None if v.shape is None else list(v.shape)
+
+
+def _dims_equal(a: Shape, b: Shape) -> bool:
+    """False only when both are known and provably differ."""
+    if a is None or b is None:
+        return True
+    if len(a) != len(b):
+        return False
+    return all(
+        not (isinstance(x, int) and isinstance(y, int)) or x == y for x, y in zip(a, b, strict=True)
+    )
+
+
+def _count(shape: Shape) -> int | None:
+    if shape is None or not all(isinstance(d, int) and d >= 0 for d in shape):
+        return None
+    return int(np.prod(shape, dtype=np.int64))
+
+
+class _Walk:
+    """One reading of the whole graph.
+
+    With `mixed` off, values are what their types say and every node reads them as
+    written; the walk only looks for contradictions. With it on, the readings of the
+    module docstring apply. `complex_inputs` are inputs declared real `S + [2]` that
+    are read as complex S.
+    """
+
+    def __init__(self, model: onnx.ModelProto, mixed: bool, complex_inputs: set[str]):
+        self.model = model
+        self.mixed = mixed
+        self.opset = {o.domain or "": o.version for o in model.opset_import}
+        self.graph = gs.import_onnx(model)
+        self.graph.toposort()
+        self.conflicts: list[_Conflict] = []
+        self.readings: list[str] = []
+        self.packed_io: list[str] = []
+        self.axis0: list[str] = []
+        self.wants_complex: set[str] = set()
+        self.kind: dict[str, np.dtype] = {}  # complex values, by tensor name
+        self.shape: dict[str, Shape] = {}  # logical shapes
+        self.elem: dict[str, np.dtype] = {}  # real element types of real values
+        self.native: dict[str, gs.Tensor] = {}
+        self.packed: dict[str, gs.Tensor] = {}
+        self.parts: dict[str, tuple[gs.Tensor, gs.Tensor]] = {}
+        self.pair0: set[str] = set()  # complex values held as [2, *S]
+        self.from_parts: set[str] = set()  # real values computed from parts of complex ones
+        self.names = set(self.graph.tensors()) | {n.name for n in self.graph.nodes}
+        self.declared_outputs = {t.name: _declared(t) for t in self.graph.outputs}
+        self._sources(complex_inputs)
+        for node in list(self.graph.nodes):
+            self._visit(node)
+        self._outputs()
+
+    # ---- sources ---------------------------------------------------------------------
+
+    def _sources(self, complex_inputs: set[str]) -> None:
+        outputs = {id(t) for t in self.graph.outputs}
+        inputs = {id(t) for t in self.graph.inputs}
+        for t in self.graph.tensors().values():
+            if isinstance(t, gs.Variable) and id(t) not in inputs:
+                # Exporters' labels of intermediate values are often wrong; outputs
+                # keep their declarations in `declared_outputs`.
+                t.dtype, t.shape = None, None
+                if id(t) in outputs:
+                    t.dtype, t.shape = self.declared_outputs[t.name]
+        for t in self.graph.tensors().values():
+            if isinstance(t, gs.Constant):
+                self._record(t, np.dtype(t.dtype), list(t.shape))
+        for t in self.graph.inputs:
+            dtype, shape = _declared(t)
+            if t.name in complex_inputs:
+                dtype = COMPLEX_OF[dtype]
+                shape = None if shape is None else shape[:-1]
+                t.dtype, t.shape = dtype, shape
+                self.packed_io.append(f"input '{t.name}'")
+            if dtype is not None:
+                self._record(t, dtype, shape)
+
+    def _record(self, t: gs.Tensor, dtype: np.dtype, shape: Shape) -> None:
+        self.shape[t.name] = shape
+        if is_complex_np(dtype):
+            self.kind[t.name] = np.dtype(dtype)
+            self.native[t.name] = t
+        else:
+            self.elem[t.name] = np.dtype(dtype)
+
+    # ---- facts -----------------------------------------------------------------------
+
+    def rank(self, t: gs.Tensor) -> int | None:
+        shape = self.shape.get(t.name)
+        return None if shape is None else len(shape)
+
+    def is_float(self, t: gs.Tensor) -> bool:
+        dtype = self.kind.get(t.name) or self.elem.get(t.name)
+        return dtype is not None and dtype.kind in "fc"
+
+    def constant(self, t: gs.Tensor) -> np.ndarray | None:
+        """The value of a small constant (an index, a shape, a scalar), else None.
+
+        Weights are never loaded: they may be on disk, and no reading needs them."""
+        if isinstance(t, gs.Constant):
+            if _count(list(t.shape)) is None or _count(list(t.shape)) > MAX_READ_ELEMENTS:
+                return None
+            return np.asarray(t.values)
+        if len(t.inputs) == 1 and t.inputs[0].op == "Constant":
+            value = t.inputs[0].attrs.get("value")
+            if isinstance(value, gs.Constant):
+                return np.asarray(value.values)
+        return None
+
+    def conflict(self, node: gs.Node | None, message: str, tensor: str | None = None) -> None:
+        self.conflicts.append(
+            _Conflict(node.name if node else None, node.op if node else None, tensor, message)
+        )
+
+    # ---- emission --------------------------------------------------------------------
+
+    def unique(self, base: str) -> str:
+        name, i = base, 0
+        while name in self.names:
+            i += 1
+            name = f"{base}_{i}"
+        self.names.add(name)
+        return name
+
+    def emit(self, op, inputs, attrs=None, *, name, dtype, shape) -> gs.Variable:
+        out = gs.Variable(self.unique(name), dtype=dtype, shape=shape)
+        node = gs.Node(op, name=self.unique(f"{name}_node"), attrs=attrs or {})
+        node.inputs, node.outputs = list(inputs), [out]
+        self.graph.nodes.append(node)
+        self._record(out, dtype, shape)
+        return out
+
+    def scalar(self, value, dtype: np.dtype, name: str) -> gs.Constant:
+        return gs.Constant(self.unique(name), np.array(value, dtype=dtype))
+
+    # ---- forms of a complex value ----------------------------------------------------
+
+    def native_of(self, t: gs.Tensor) -> gs.Tensor:
+        """The typed-complex form of complex value `t`; a real `t` cast to complex."""
+        if t.name in self.native:
+            return self.native[t.name]
+        if t.name not in self.kind:
+            dtype = COMPLEX_OF.get(self.elem.get(t.name), np.dtype(np.complex64))
+            z = self.emit("Cast", [t], {"to": onnx_of(dtype)}, name=f"{t.name}_as_complex",
+                          dtype=dtype, shape=self.shape.get(t.name))  # fmt: skip
+            self.native[t.name] = z
+            return z
+        re, im = self.parts_of(t)
+        z = self.combine(re, im, self.kind[t.name], self.shape.get(t.name), t.name)
+        self.native[t.name] = z
+        return z
+
+    def combine(self, re, im, dtype, shape, name) -> gs.Tensor:
+        """re + i im, for real or complex re and im."""
+        i = self.scalar(1j, dtype, f"{name}_i")
+        scaled = self.emit("Mul", [self.native_of(im), i], name=f"{name}_i_im", dtype=dtype,
+                           shape=self.shape.get(im.name))  # fmt: skip
+        return self.emit("Add", [self.native_of(re), scaled], name=f"{name}_complex",
+                         dtype=dtype, shape=shape)  # fmt: skip
+
+    def parts_of(self, t: gs.Tensor) -> tuple[gs.Tensor, gs.Tensor]:
+        """(Re t, Im t) as real tensors of t's logical shape."""
+        if t.name not in self.parts:
+            self.parts[t.name] = (self.part(t, 0), self.part(t, 1))
+        return self.parts[t.name]
+
+    def part(self, t: gs.Tensor, index: int) -> gs.Tensor:
+        if t.name in self.parts:
+            return self.parts[t.name][index]
+        dtype, shape = real_of(self.kind[t.name]), self.shape.get(t.name)
+        which = ("re", "im")[index]
+        if t.name in self.packed:
+            p = self.packed[t.name]
+            idx = self.scalar(index, np.int64, f"{t.name}_{which}_index")
+            return self.emit("Gather", [p, idx], {"axis": -1}, name=f"{t.name}_{which}",
+                             dtype=dtype, shape=shape)  # fmt: skip
+        z = self.native_of(t)
+        if index == 1:
+            # Im z = Re(-i z): a cast to real keeps the real part.
+            minus_i = self.scalar(-1j, self.kind[t.name], f"{t.name}_minus_i")
+            z = self.emit("Mul", [z, minus_i], name=f"{t.name}_times_minus_i",
+                          dtype=self.kind[t.name], shape=shape)  # fmt: skip
+        return self.emit("Cast", [z], {"to": onnx_of(dtype)}, name=f"{t.name}_{which}",
+                         dtype=dtype, shape=shape)  # fmt: skip
+
+    def packed_of(self, t: gs.Tensor) -> gs.Tensor:
+        """view_as_real(t): the pair on a new last axis."""
+        if t.name in self.packed:
+            return self.packed[t.name]
+        dtype, shape = real_of(self.kind[t.name]), self.shape.get(t.name)
+        axes = self.scalar([-1], np.int64, f"{t.name}_last_axis")
+        parts = [
+            self.emit(
+                "Unsqueeze",
+                [p, axes],
+                name=f"{p.name}_unsqueezed",
+                dtype=dtype,
+                shape=None if shape is None else [*shape, 1],
+            )  # fmt: skip
+            for p in self.parts_of(t)
+        ]
+        p = self.emit("Concat", parts, {"axis": -1}, name=f"{t.name}_packed", dtype=dtype,
+                      shape=None if shape is None else [*shape, 2])  # fmt: skip
+        self.packed[t.name] = p
+        return p
+
+    # ---- nodes -----------------------------------------------------------------------
+
+    def _visit(self, node: gs.Node) -> None:
+        kinds = [self.kind.get(t.name) if t.name else None for t in node.inputs]
+        if self.mixed and self._read(node, kinds):
+            self._infer(node, reinfer=False)
+            return
+        if not any(kinds):
+            self._plain(node)
+            return
+        self._native(node, kinds)
+
+    def _plain(self, node: gs.Node) -> None:
+        """A node that reads no complex value: as written."""
+        if any(t.name in self.from_parts for t in node.inputs):
+            self.from_parts.update(t.name for t in node.outputs)
+        if node.op == "Cast" and is_complex_onnx(node.attrs["to"]):
+            out = node.outputs[0]
+            self.kind[out.name] = np.dtype(np_of(node.attrs["to"]))
+            self.native[out.name] = out
+        elif node.op == "Constant" and isinstance(node.attrs.get("value"), gs.Constant):
+            value = node.attrs["value"]
+            if is_complex_np(value.dtype):
+                out = node.outputs[0]
+                self.kind[out.name] = np.dtype(value.dtype)
+                self.native[out.name] = out
+        self._infer(node)
+
+    def _native(self, node: gs.Node, kinds) -> None:
+        """Any op on native complex values, a real operand promoted by the op."""
+        for i, (t, kind) in enumerate(zip(node.inputs, kinds, strict=True)):
+            if kind is not None:
+                node.inputs[i] = self.native_of(t)
+        r = registry.get(node.op, node.domain or "")
+        outs = r.infer(node, kinds) if r is not None else registry.complex_like_inputs(node, kinds)
+        for out, kind in zip(node.outputs, outs, strict=True):
+            if kind is not None:
+                self.kind[out.name] = np.dtype(kind)
+                self.native[out.name] = out
+        if self.mixed:
+            for t in node.inputs:
+                self._wants_complex(node, t, kinds)
+        self._infer(node)
+
+    def _wants_complex(self, node: gs.Node, t: gs.Tensor, kinds) -> None:
+        """Notes a graph input declared real S + [2] that meets a complex operand."""
+        if t.name in self.kind or t not in self.graph.inputs or not any(kinds):
+            return
+        shape = self.shape.get(t.name)
+        if shape and shape[-1] == 2 and self.is_float(t) and node.op in registry.supported_ops():
+            self.wants_complex.add(t.name)
+
+    def _read(self, node: gs.Node, kinds) -> bool:
+        """Applies the exporter's readings to `node`; False when none applies."""
+        if node.op == "Gather" and kinds[0] is not None:
+            return self._channel(node)
+        if node.op == "Concat":
+            return self._pair(node)
+        if node.op == "DFT":
+            return self._dft(node, kinds)
+        if node.op == "Reshape" and kinds[0] is not None:
+            return self._reshape_packed(node)
+        if node.op == "Cast" and kinds[0] is not None and is_complex_onnx(node.attrs["to"]):
+            z = node.inputs[0]
+            if np_of(node.attrs["to"]) != self.kind[z.name]:
+                return False
+            self._become(node, "Identity", [self.native_of(z)])
+            self._set_native(node.outputs[0], self.kind[z.name], self.shape.get(z.name))
+            self.readings.append(f"{node.name} (Cast): '{z.name}' is complex already")
+            return True
+        return False
+
+    def _become(self, node: gs.Node, op: str, inputs: list[gs.Tensor]) -> None:
+        node.op, node.attrs, node.domain = op, {}, None
+        node.inputs.clear()
+        node.inputs.extend(inputs)
+
+    def _set_native(self, out: gs.Tensor, dtype: np.dtype, shape: Shape) -> None:
+        self.kind[out.name] = np.dtype(dtype)
+        self.native[out.name] = out
+        self.shape[out.name] = shape
+
+    def _channel(self, node: gs.Node) -> bool:
+        """Gather(z, 0|1, axis=rank z): Re z or Im z."""
+        z, idx = node.inputs
+        value = self.constant(idx)
+        if value is None or value.ndim != 0 or int(value) not in (0, 1):
+            return False
+        axis = int(node.attrs.get("axis", 0))
+        rank = self.rank(z)
+        on_pair = rank is not None and axis in (rank, -1 if rank == 0 else rank)
+        on_pair0 = axis == 0 and z.name in self.pair0
+        if not (on_pair or on_pair0):
+            return False
+        part = self.part(z, int(value))
+        self._become(node, "Identity", [part])
+        out = node.outputs[0]
+        self.elem[out.name] = real_of(self.kind[z.name])
+        self.from_parts.add(out.name)
+        self.readings.append(
+            f"{node.name} (Gather): {('Re', 'Im')[int(value)]} '{z.name}' (axis {axis} is its pair)"
+        )
+        return True
+
+    def _unsqueezed(self, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:
+        if not (isinstance(t, gs.Variable) and len(t.inputs) == 1):
+            return None
+        node = t.inputs[0]
+        if node.op != "Unsqueeze":
+            return None
+        axes = node.attrs.get("axes")
+        if axes is None and len(node.inputs) > 1:
+            axes = self.constant(node.inputs[1])
+        if axes is None or np.asarray(axes).size != 1:
+            return None
+        x = node.inputs[0]
+        rank = self.rank(x)
+        axis = int(np.asarray(axes).reshape(()))
+        if rank is None:
+            return None
+        return x, axis + rank + 1 if axis < 0 else axis
+
+    def _pair(self, node: gs.Node) -> bool:
+        """Concat(Unsqueeze(a, k), Unsqueeze(b, k), axis=k): a + i b."""
+        if len(node.inputs) != 2:
+            return False
+        found = [self._unsqueezed(t) for t in node.inputs]
+        if None in found:
+            return False
+        (a, ka), (b, kb) = found
+        rank = self.rank(a)
+        if (
+            rank is None
+            or rank != self.rank(b)
+            or ka != kb
+            or not (self.is_float(a) and self.is_float(b))
+        ):
+            return False
+        axis = int(node.attrs["axis"])
+        axis = axis + rank + 1 if axis < 0 else axis
+        complex_parts = a.name in self.kind or b.name in self.kind
+        last = axis == ka == rank
+        first = axis == ka == 0 and (complex_parts or {a.name, b.name} & self.from_parts)
+        if not (last or first):
+            return False
+        dtype = next(
+            (self.kind[t.name] for t in (a, b) if t.name in self.kind),
+            COMPLEX_OF.get(self.elem.get(a.name), np.dtype(np.complex64)),
+        )
+        out = node.outputs[0]
+        shape = self.shape.get(a.name)
+        where = "the last axis" if last else "axis 0"
+        if complex_parts:
+            zero = self._zero_scaled(b, a)
+            z = self.native_of(a) if zero else self.combine(a, b, dtype, shape, out.name)
+            self._become(node, "Identity", [z])
+            self._set_native(out, dtype, shape)
+            how = f"'{a.name}' + i 0" if zero else f"'{a.name}' + i '{b.name}'"
+            self.readings.append(f"{node.name} (Concat): {how}, parts stacked on {where}")
+        else:
+            self.kind[out.name] = dtype
+            self.shape[out.name] = shape
+            self.parts[out.name] = (a, b)
+            if last:
+                self.packed[out.name] = out
+            else:
+                self.pair0.add(out.name)
+            self.readings.append(
+                f"{node.name} (Concat): '{a.name}' + i '{b.name}', stacked on {where}"
+            )
+        if not last and rank > 0:
+            self.axis0.append(node.name)
+        return True
+
+    def _zero_scaled(self, b: gs.Tensor, a: gs.Tensor) -> bool:
+        """True when b = a * 0: the exporter's imaginary part of a value already complex."""
+        if not (isinstance(b, gs.Variable) and len(b.inputs) == 1 and b.inputs[0].op == "Mul"):
+            return False
+        x, y = b.inputs[0].inputs
+        for w, c in ((x, y), (y, x)):
+            value = self.constant(c)
+            if w is a and value is not None and value.size and not np.any(value):
+                return True
+        return False
+
+    def _dft(self, node: gs.Node, kinds) -> bool:
+        """DFT reads its signal packed and gives a packed complex value."""
+        x = node.inputs[0]
+        if kinds[0] is not None:
+            node.inputs[0] = self.packed_of(x)
+        self._infer(node)
+        out = node.outputs[0]
+        self.readings.append(
+            f"{node.name} (DFT): reads '{x.name}' packed, gives '{out.name}' packed"
+        )
+        shape = self.shape.get(out.name)
+        dtype = self.elem.pop(out.name, None) or real_of(kinds[0] or np.complex64)
+        self.kind[out.name] = COMPLEX_OF[np.dtype(dtype)]
+        self.shape[out.name] = None if shape is None else shape[:-1]
+        self.packed[out.name] = out
+        return True
+
+    def _reshape_packed(self, node: gs.Node) -> bool:
+        """Reshape(z, s) with s twice z's element count: reads z packed."""
+        z, target = node.inputs[0], node.inputs[1]
+        value = self.constant(target)
+        n = _count(self.shape.get(z.name))
+        if value is None or n is None or np.any(value <= 0) or node.attrs.get("allowzero"):
+            return False
+        if int(np.prod(value)) != 2 * n:
+            return False
+        node.inputs[0] = self.packed_of(z)
+        self.readings.append(f"{node.name} (Reshape): reads '{z.name}' packed")
+        self._infer(node)
+        return True
+
+    # ---- shapes ----------------------------------------------------------------------
+
+    def _type_of(self, t: gs.Tensor) -> onnx.TypeProto | None:
+        shape = self.shape.get(t.name)
+        if t.name in self.kind:
+            elem = onnx_of(real_of(self.kind[t.name]))
+        elif t.name in self.elem:
+            elem = onnx_of(self.elem[t.name])
+        else:
+            return None
+        return helper.make_tensor_type_proto(elem, shape)
+
+    def _infer(self, node: gs.Node, reinfer: bool = True) -> None:
+        """Shapes of `node`'s outputs, logical for complex values; a contradiction when
+        the node's inputs cannot agree.
+
+        Complex values take part as real tensors of their logical shape, which is how
+        they meet every shape rule of the op."""
+        if not reinfer or node.op == "Identity" and node.inputs:
+            if node.op == "Identity":
+                src, out = node.inputs[0], node.outputs[0]
+                self.shape[out.name] = self.shape.get(src.name)
+                if src.name in self.elem:
+                    self.elem[out.name] = self.elem[src.name]
+            return
+        if node.op == "DFT" and node.inputs[0].name in self.kind:
+            # A native complex signal: a complex value of the same shape, unless
+            # the length or one-sidedness changes it.
+            same = len(node.inputs) < 2 or not node.inputs[1].name
+            if same and not node.attrs.get("onesided"):
+                self.shape[node.outputs[0].name] = self.shape.get(node.inputs[0].name)
+            return
+        if node.op == "Transpose" and "perm" in node.attrs:
+            rank = self.rank(node.inputs[0])
+            if rank is not None and len(node.attrs["perm"]) != rank:
+                self.conflict(node, f"perm {list(node.attrs['perm'])} for a value of rank {rank}",
+                              node.inputs[0].name)  # fmt: skip
+                return
+        try:
+            schema = onnx.defs.get_schema(
+                node.op, self.opset.get(node.domain or "", 1), node.domain or ""
+            )
+        except Exception:
+            return  # a custom op: its outputs stay unknown
+        types, data = {}, {}
+        for t in node.inputs:
+            if not t.name:
+                continue
+            tp = self._type_of(t)
+            if tp is None:
+                return
+            types[t.name] = tp
+            value = self.constant(t)
+            if value is not None and value.dtype.kind in "iu":
+                data[t.name] = numpy_helper.from_array(value, t.name)
+        proto = OnnxExporter.export_node(node)
+        for attr in proto.attribute:
+            if attr.name == "to" and is_complex_onnx(attr.i):
+                attr.i = onnx_of(real_of(np_of(attr.i)))
+        try:
+            inferred = shape_inference.infer_node_outputs(
+                schema, proto, types, data,
+                opset_imports=[helper.make_opsetid(d, v) for d, v in self.opset.items()],
+            )  # fmt: skip
+        except shape_inference.InferenceError as e:
+            self.conflict(node, str(e).strip().splitlines()[0])
+            return
+        except Exception:
+            return
+        for out in node.outputs:
+            tp = inferred.get(out.name)
+            if tp is None or not tp.tensor_type.elem_type:
+                continue
+            tt = tp.tensor_type
+            shape = None
+            if tt.HasField("shape"):
+                shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                         for d in tt.shape.dim]  # fmt: skip
+            dtype = np.dtype(np_of(tt.elem_type))
+            if out.name in self.kind:
+                self.shape[out.name] = shape
+            else:  # a subgraph's declared complex output is complex here too
+                self._record(out, dtype, shape)
+
+    # ---- outputs ---------------------------------------------------------------------
+
+    def _outputs(self) -> None:
+        for i, t in enumerate(self.graph.outputs):
+            dtype, declared = self.declared_outputs[t.name]
+            shape = self.shape.get(t.name)
+            if t.name not in self.kind:
+                if t.name not in self.elem:
+                    continue  # made by an op whose outputs this walk cannot know
+                if dtype is not None and is_complex_np(dtype):
+                    self.conflict(t.inputs[0] if t.inputs else None,
+                                  "declared complex, computed real", t.name)  # fmt: skip
+                elif not _dims_equal(shape, declared):
+                    self.conflict(t.inputs[0] if t.inputs else None,
+                                  f"computed shape {shape}, declared {declared}", t.name)  # fmt: skip
+                continue
+            kind = self.kind[t.name]
+            if dtype is not None and not is_complex_np(dtype):
+                if not self.mixed or declared is None or declared[-1:] != [2]:
+                    self.conflict(t.inputs[0] if t.inputs else None,
+                                  f"complex of shape {shape}, declared real {declared}", t.name)  # fmt: skip
+                    continue
+                declared = declared[:-1]
+                self.packed_io.append(f"output '{t.name}'")
+            if not _dims_equal(shape, declared):
+                self.conflict(t.inputs[0] if t.inputs else None,
+                              f"computed shape {shape}, declared {declared}", t.name)  # fmt: skip
+            z = self.native_of(t)
+            if z is not t:
+                t.name = self.unique(f"{t.name}_packed")
+                out = gs.Variable(self.declared_name(i), dtype=kind, shape=declared)
+                node = gs.Node("Identity", name=self.unique(f"{out.name}_identity"))
+                node.inputs, node.outputs = [z], [out]
+                self.graph.nodes.append(node)
+                self.graph.outputs[i] = out
+            elif isinstance(t, gs.Variable):
+                t.dtype, t.shape = kind, declared
+
+    def packed_inputs(self) -> set[str]:
+        """Real inputs declared with a trailing 2: each may be a complex value, packed."""
+        return {
+            t.name
+            for t in self.graph.inputs
+            if t.name not in self.kind
+            and self.is_float(t)
+            and (self.shape.get(t.name) or [])[-1:] == [2]
+        }
+
+    def declared_name(self, i: int) -> str:
+        return self.model.graph.output[i].name
+
+    def export(self) -> onnx.ModelProto:
+        inputs = {id(t) for t in self.graph.inputs}
+        outputs = {id(t) for t in self.graph.outputs}
+        for t in self.graph.tensors().values():
+            if isinstance(t, gs.Variable) and id(t) not in inputs | outputs:
+                t.dtype, t.shape = None, None
+        self.graph.cleanup(remove_unused_graph_inputs=False).toposort()
+        out = gs.export_onnx(self.graph, do_type_check=False)
+        keep_model_fields(self.model, out)
+        return out
+
+
+def normalize(model: onnx.ModelProto) -> Normalized:
+    """The native-complex model that an exporter's mixed graph means.
+
+    Args:
+        model: A loaded model.
+
+    Returns:
+        The normalized model and what was read, or `model` itself when it reads
+        consistently as written.
+
+    Raises:
+        NormalizeError: The graph contradicts itself under every reading; the first
+            node where it does is named.
+    """
+    as_written = _Walk(model, mixed=False, complex_inputs=set())
+    if not as_written.conflicts:
+        return Normalized(model)
+    complex_inputs: set[str] = set()
+    for _ in range(MAX_ROUNDS):
+        walk = _Walk(model, mixed=True, complex_inputs=complex_inputs)
+        more = walk.wants_complex - complex_inputs
+        if not more:
+            break
+        complex_inputs |= more
+    packed_inputs = as_written.packed_inputs()
+    if walk.conflicts and packed_inputs - complex_inputs:
+        # No operand gave them away; the contradictions may: try every input that
+        # could be packed as complex.
+        every = _Walk(model, mixed=True, complex_inputs=packed_inputs)
+        if not every.conflicts:
+            walk = every
+    before = {(c.node, c.message) for c in as_written.conflicts}
+    if before <= {(c.node, c.message) for c in walk.conflicts}:
+        # The readings resolve nothing: whatever is wrong is not an exporter's mixing,
+        # and the later stages say what it is.
+        return Normalized(model)
+    if walk.conflicts:
+        c = walk.conflicts[0]
+        raise NormalizeError(
+            f"no consistent reading of the exported graph: {c.message}",
+            node=c.node, op_type=c.op_type, tensor=c.tensor,
+        )  # fmt: skip
+    return Normalized(walk.export(), walk.readings, walk.packed_io, walk.axis0)

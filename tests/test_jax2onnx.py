@@ -1,0 +1,173 @@
+"""Real jax2onnx exports (fixtures/jax2onnx, made by make_jax2onnx.py): each one
+converts, runs in onnxruntime and matches JAX's own outputs, saved beside it.
+
+Most of them cannot run as exported: typed-complex values read as packed, I/O
+declared packed, pairs stacked on axis 0, or no complex type at all while the
+graph computes on packed values. One is a valid real graph that computes
+something else than JAX did; only JAX's outputs can show it, and they must.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from click.testing import CliRunner
+from onnx.reference import ReferenceEvaluator
+from onnx_decomplex.cli.main import EXIT_VALIDATION, main
+
+from onnx_decomplex.check import find_complex
+from onnx_decomplex.cmath import pack
+from onnx_decomplex.pipeline import convert_file
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "jax2onnx"
+NAMES = sorted(p.stem for p in CORPUS.glob("*.onnx"))
+
+WRONG = {"sqrt_plus"}
+"""Valid real graphs that compute something else than JAX: a real Sqrt of the
+packed tensor gives NaN where JAX takes a complex square root."""
+
+AS_WRITTEN = {
+    "add", "angle", "conj", "div", "dot", "fft", "ifft", "imag", "irfft", "matmul_inputs",
+    "matmul_real_weight", "mul", "real", "rfft", "rfft_padded", "sub", "vdot", *WRONG,
+}  # fmt: skip
+"""Exports with no complex type whose graph reads consistently as packed real: they
+pass through unchanged, and are right on packed inputs."""
+
+NATIVE = {"abs"}
+"""Exports that are valid native-complex models already: rewritten as they are."""
+
+
+def _files(name):
+    return CORPUS / f"{name}.onnx", CORPUS / f"{name}.npz", CORPUS / f"{name}.expected.npz"
+
+
+def _convert(name, tmp_path, **kw):
+    src, inputs, expected = _files(name)
+    out = tmp_path / f"{name}.onnx"
+    return convert_file(src, out, inputs_file=inputs, expected_file=expected, **kw), out
+
+
+def test_the_corpus_covers_what_users_export():
+    assert len(NAMES) >= 80
+    for must in ("rope_llama", "rope_polar", "beamformer", "complex_mlp", "fno", "s4d",
+                 "complex_conv", "scale_half", "phasor", "packed_imag_square", "pow_complex"):  # fmt: skip
+        assert must in NAMES
+
+
+def _runs_as_exported(name) -> bool:
+    """True when onnxruntime runs the export as written and matches JAX."""
+    src, inputs, expected = _files(name)
+    try:
+        session = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
+    except Exception:
+        return False
+    declared = {i.name: i.type for i in session.get_inputs()}
+    feeds = {k: pack(v) if np.iscomplexobj(v) and declared[k] == "tensor(float)" else v
+             for k, v in np.load(inputs).items()}  # fmt: skip
+    try:
+        got = session.run(None, feeds)
+    except Exception:
+        return False
+    want = [np.load(expected)[o.name] for o in session.get_outputs()]
+    for g, w in zip(got, want, strict=True):
+        w = pack(w) if np.iscomplexobj(w) else w
+        if g.shape != w.shape or not np.allclose(g, w, rtol=1e-4, atol=1e-5):
+            return False
+    return True
+
+
+def test_most_exports_cannot_run_as_written():
+    broken = [n for n in NAMES if not _runs_as_exported(n)]
+    assert set(NAMES) - set(broken) == AS_WRITTEN - WRONG
+    assert len(broken) >= 60
+
+
+@pytest.mark.parametrize("name", sorted(set(NAMES) - WRONG))
+def test_export_converts_and_matches_jax(name, tmp_path):
+    result, out = _convert(name, tmp_path)
+    assert result.ok
+    assert result.framework is not None and result.framework.passed, result.framework.outputs
+    assert [o.name for o in result.framework.outputs] == [
+        o.name for o in onnx.load(_files(name)[0]).graph.output
+    ]
+    model = onnx.load(out)
+    assert find_complex(model) == []
+    onnx.checker.check_model(model, full_check=True)
+    if name in AS_WRITTEN:
+        assert not result.report.changed and result.validation is None
+        return
+    # The rewrite also matches the reference run of the native-complex model.
+    assert (result.report.normalized is None) == (name in NATIVE)
+    assert result.validation.passed
+    # Graph inputs and outputs keep their names and their declared (packed) shapes.
+    original = onnx.load(_files(name)[0])
+    for before, after in ((original.graph.input, model.graph.input),
+                          (original.graph.output, model.graph.output)):  # fmt: skip
+        assert [v.name for v in before] == [v.name for v in after]
+        for b, a in zip(before, after, strict=True):
+            if b.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+                assert a.type.tensor_type.shape == b.type.tensor_type.shape
+
+
+def test_normalized_model_is_the_native_complex_model(tmp_path):
+    """What --save-normalized writes: typed complex I/O, runnable by onnx.reference."""
+    normalized = tmp_path / "add_real.native.onnx"
+    result, _ = _convert("add_real", tmp_path, normalized_path=normalized)
+    model = onnx.load(normalized)
+    (z, x), (y,) = model.graph.input, model.graph.output
+    # Declared float[3, 4, 2] and added to a complex value: the packed declaration.
+    assert z.type.tensor_type.elem_type == onnx.TensorProto.COMPLEX64
+    assert x.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    assert y.type.tensor_type.elem_type == onnx.TensorProto.COMPLEX64
+    for v in (z, x, y):
+        assert [d.dim_value for d in v.type.tensor_type.shape.dim] == [3, 4]
+    assert result.report.packed_io == ["input 'in_0'", "output 'add_out_0'"]
+    assert normalized in result.written
+    feeds = dict(np.load(_files("add_real")[1]))
+    (got,) = ReferenceEvaluator(model).run(None, feeds)
+    np.testing.assert_allclose(got, np.load(_files("add_real")[2])["add_out_0"], rtol=1e-6)
+
+
+def test_axis0_pairs_are_read_and_reported(tmp_path):
+    result, _ = _convert("scale_half", tmp_path)
+    assert result.report.axis0 == ["node_Concat_12"] and result.framework.passed
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_valid_export_that_computes_something_else_fails(name, tmp_path):
+    result, _ = _convert(name, tmp_path)
+    assert not result.report.changed  # nothing in the graph says it is wrong
+    assert not result.ok and not result.framework.passed
+
+
+def test_cli_exits_3_naming_the_output_that_differs_from_jax(tmp_path):
+    src, inputs, expected = _files("sqrt_plus")
+    result = CliRunner().invoke(
+        main,
+        [
+            str(src),
+            str(tmp_path / "o.onnx"),
+            "--load-inputs",
+            str(inputs),
+            "--expected-outputs",
+            str(expected),
+        ],  # fmt: skip
+        catch_exceptions=False,
+    )
+    assert result.exit_code == EXIT_VALIDATION
+    assert "FAILED add_out_0" in result.output
+    assert "add_out_0 (against expected outputs sqrt_plus.expected.npz)" in result.stderr
+    # Without JAX's outputs nothing can tell: the export is valid and runs.
+    plain = CliRunner().invoke(main, [str(src), str(tmp_path / "p.onnx")])
+    assert plain.exit_code == 0
+
+
+def test_expected_outputs_need_their_inputs(tmp_path):
+    src, _, expected = _files("scale_half")
+    result = CliRunner().invoke(
+        main, [str(src), str(tmp_path / "o.onnx"), "--expected-outputs", str(expected)]
+    )
+    assert result.exit_code == 1 and "--load-inputs" in result.stderr
+    assert not (tmp_path / "o.onnx").exists()
