@@ -53,6 +53,20 @@ COMPLEX_OF = {
 MAX_READ_ELEMENTS = 1 << 12
 """Constants this small are read (indices, shapes, scalars); larger ones never are."""
 
+PROMOTED = frozenset({"Add", "Sub", "Mul", "Div", "MatMul", "Equal"})
+"""Ops whose operands share one type: a real operand meeting a complex one is cast to
+complex, as the exporter's framework promoted it."""
+
+DIFFERS = frozenset(
+    {"Exp", "Log", "Sqrt", "Abs", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Tanh", "Asin", "Acos",
+     "Atan", "Asinh", "Acosh", "Atanh", "Sigmoid", "Reciprocal", "Sign", "Pow", "MatMul",
+     "Gemm", "Einsum", "Conv", "ConvTranspose", "ReduceProd", "ReduceL1", "ReduceL2",
+     "ReduceSumSquare", "ReduceLogSumExp", "Softmax", "LogSoftmax"}
+)  # fmt: skip
+"""Ops that compute something else on a packed tensor than on the complex value it
+holds (so do Mul and Div of two complex values). One of them reading a pair the
+graph built is evidence, even in a graph that runs as written."""
+
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
 
@@ -133,13 +147,17 @@ class _Walk:
         self.packed_io: list[str] = []
         self.axis0: list[str] = []
         self.wants_complex: set[str] = set()
+        self.evidence: list[str] = []  # nodes that read a packed pair as complex
+        # Complex values the graph holds packed as written: "last" ([..., 2]) or
+        # "first" ([2, ...]), where the pair lies.
+        self.as_packed: dict[str, str] = {}
+        self.splits = False  # a Gather reads the parts of a real [..., 2], or a DFT runs
         self.kind: dict[str, np.dtype] = {}  # complex values, by tensor name
         self.shape: dict[str, Shape] = {}  # logical shapes
         self.elem: dict[str, np.dtype] = {}  # real element types of real values
         self.native: dict[str, gs.Tensor] = {}
         self.packed: dict[str, gs.Tensor] = {}
         self.parts: dict[str, tuple[gs.Tensor, gs.Tensor]] = {}
-        self.pair0: set[str] = set()  # complex values held as [2, *S]
         self.from_parts: set[str] = set()  # real values computed from parts of complex ones
         self.names = set(self.graph.tensors()) | {n.name for n in self.graph.nodes}
         self.declared_outputs = {t.name: _declared(t) for t in self.graph.outputs}
@@ -170,6 +188,7 @@ class _Walk:
                 shape = None if shape is None else shape[:-1]
                 t.dtype, t.shape = dtype, shape
                 self.packed_io.append(f"input '{t.name}'")
+                self.as_packed[t.name] = "last"
             if dtype is not None:
                 self._record(t, dtype, shape)
 
@@ -203,6 +222,9 @@ class _Walk:
             value = t.inputs[0].attrs.get("value")
             if isinstance(value, gs.Constant):
                 return np.asarray(value.values)
+        if len(t.inputs) == 1 and t.inputs[0].op == "Cast":  # a promoted constant
+            value = self.constant(t.inputs[0].inputs[0])
+            return None if value is None else value.astype(np_of(t.inputs[0].attrs["to"]))
         return None
 
     def conflict(self, node: gs.Node | None, message: str, tensor: str | None = None) -> None:
@@ -233,16 +255,20 @@ class _Walk:
 
     # ---- forms of a complex value ----------------------------------------------------
 
-    def native_of(self, t: gs.Tensor) -> gs.Tensor:
-        """The typed-complex form of complex value `t`; a real `t` cast to complex."""
+    def native_of(self, t: gs.Tensor, dtype: np.dtype | None = None) -> gs.Tensor:
+        """The typed-complex form of complex value `t`; a real `t` cast to complex
+        (to `dtype`, or to the complex type of its parts' precision)."""
         if t.name in self.native:
             return self.native[t.name]
         if t.name not in self.kind:
-            dtype = COMPLEX_OF.get(self.elem.get(t.name), np.dtype(np.complex64))
-            z = self.emit("Cast", [t], {"to": onnx_of(dtype)}, name=f"{t.name}_as_complex",
-                          dtype=dtype, shape=self.shape.get(t.name))  # fmt: skip
-            self.native[t.name] = z
-            return z
+            dtype = np.dtype(dtype or COMPLEX_OF.get(self.elem.get(t.name), np.complex64))
+            key = f"{t.name}:{dtype.name}"
+            if key not in self.native:
+                self.native[key] = self.emit(
+                    "Cast", [t], {"to": onnx_of(dtype)}, name=f"{t.name}_as_{dtype.name}",
+                    dtype=dtype, shape=self.shape.get(t.name),
+                )  # fmt: skip
+            return self.native[key]
         re, im = self.parts_of(t)
         z = self.combine(re, im, self.kind[t.name], self.shape.get(t.name), t.name)
         self.native[t.name] = z
@@ -316,6 +342,8 @@ class _Walk:
 
     def _plain(self, node: gs.Node) -> None:
         """A node that reads no complex value: as written."""
+        if node.op == "DFT" or node.op == "Gather" and self._splits_last_axis(node):
+            self.splits = True
         if any(t.name in self.from_parts for t in node.inputs):
             self.from_parts.update(t.name for t in node.outputs)
         if node.op == "Cast" and is_complex_onnx(node.attrs["to"]):
@@ -330,21 +358,51 @@ class _Walk:
                 self.native[out.name] = out
         self._infer(node)
 
+    def _splits_last_axis(self, node: gs.Node) -> bool:
+        """Gather(x, 0|1, axis=-1) on a real x whose last axis is 2."""
+        x, idx = node.inputs
+        shape, index = self.shape.get(x.name), self.constant(idx)
+        if not shape or shape[-1] != 2 or index is None or index.ndim or int(index) not in (0, 1):
+            return False
+        return int(node.attrs.get("axis", 0)) in (-1, len(shape) - 1)
+
     def _native(self, node: gs.Node, kinds) -> None:
         """Any op on native complex values, a real operand promoted by the op."""
+        if self.mixed:
+            for t in node.inputs:
+                self._wants_complex(node, t, kinds)
+            self._evidence(node, kinds)
+        to = np.result_type(*[k for k in kinds if k is not None])
         for i, (t, kind) in enumerate(zip(node.inputs, kinds, strict=True)):
             if kind is not None:
                 node.inputs[i] = self.native_of(t)
+            elif node.op in PROMOTED and t.name and self.is_float(t):
+                node.inputs[i] = self.native_of(t, to)
         r = registry.get(node.op, node.domain or "")
         outs = r.infer(node, kinds) if r is not None else registry.complex_like_inputs(node, kinds)
         for out, kind in zip(node.outputs, outs, strict=True):
             if kind is not None:
                 self.kind[out.name] = np.dtype(kind)
                 self.native[out.name] = out
-        if self.mixed:
-            for t in node.inputs:
-                self._wants_complex(node, t, kinds)
         self._infer(node)
+
+    def _evidence(self, node: gs.Node, kinds) -> None:
+        """Notes an op that reads a pair the graph packed, where the packed tensor and
+        the complex value it holds give different results. Ops that give the same on
+        both (a sum, a real scale) keep their result packed as written."""
+        packed = [t for t, k in zip(node.inputs, kinds, strict=True)
+                  if k is not None and t.name in self.as_packed]  # fmt: skip
+        if not packed:
+            return
+        several = sum(k is not None for k in kinds) > 1
+        scales = node.op in ("Mul", "Div") and not several and kinds[-1] is None
+        layouts = {self.as_packed.get(t.name) for t, k in zip(node.inputs, kinds, strict=True) if k}
+        if node.op in ("Neg", "Identity", "Add", "Sub") or scales:
+            if len(layouts) == 1 and None not in layouts:
+                self.as_packed.update((t.name, layouts.pop()) for t in node.outputs)
+        elif node.op in DIFFERS or node.op in ("Mul", "Div"):
+            self.evidence.append(node.name)
+            self.readings.append(f"{node.name} ({node.op}): reads '{packed[0].name}' as complex")
 
     def _wants_complex(self, node: gs.Node, t: gs.Tensor, kinds) -> None:
         """Notes a graph input declared real S + [2] that meets a complex operand."""
@@ -393,7 +451,7 @@ class _Walk:
         axis = int(node.attrs.get("axis", 0))
         rank = self.rank(z)
         on_pair = rank is not None and axis in (rank, -1 if rank == 0 else rank)
-        on_pair0 = axis == 0 and z.name in self.pair0
+        on_pair0 = axis == 0 and self.as_packed.get(z.name) == "first"
         if not (on_pair or on_pair0):
             return False
         part = self.part(z, int(value))
@@ -467,8 +525,7 @@ class _Walk:
             self.parts[out.name] = (a, b)
             if last:
                 self.packed[out.name] = out
-            else:
-                self.pair0.add(out.name)
+            self.as_packed[out.name] = "last" if last else "first"
             self.readings.append(
                 f"{node.name} (Concat): '{a.name}' + i '{b.name}', stacked on {where}"
             )
@@ -502,6 +559,7 @@ class _Walk:
         self.kind[out.name] = COMPLEX_OF[np.dtype(dtype)]
         self.shape[out.name] = None if shape is None else shape[:-1]
         self.packed[out.name] = out
+        self.as_packed[out.name] = "last"
         return True
 
     def _reshape_packed(self, node: gs.Node) -> bool:
@@ -650,6 +708,27 @@ class _Walk:
             and (self.shape.get(t.name) or [])[-1:] == [2]
         }
 
+    def split_inputs(self) -> set[str]:
+        """Inputs declared real `S + [2]` that a Gather splits on the last axis: how the
+        exporter reads the parts of a complex value it packed."""
+        found = set()
+        for name in self.packed_inputs():
+            t = self.graph.tensors()[name]
+            rank = self.rank(t)
+            for node in t.outputs:
+                if node.op != "Gather" or node.inputs[0] is not t:
+                    continue
+                index = self.constant(node.inputs[1])
+                axis = int(node.attrs.get("axis", 0))
+                if (
+                    index is not None
+                    and index.ndim == 0
+                    and int(index) in (0, 1)
+                    and axis in (-1, rank - 1)
+                ):
+                    found.add(name)
+        return found
+
     def declared_name(self, i: int) -> str:
         return self.model.graph.output[i].name
 
@@ -680,9 +759,9 @@ def normalize(model: onnx.ModelProto) -> Normalized:
             node where it does is named.
     """
     as_written = _Walk(model, mixed=False, complex_inputs=set())
-    if not as_written.conflicts:
+    if not as_written.conflicts and not as_written.splits:
         return Normalized(model)
-    complex_inputs: set[str] = set()
+    complex_inputs = as_written.split_inputs()
     for _ in range(MAX_ROUNDS):
         walk = _Walk(model, mixed=True, complex_inputs=complex_inputs)
         more = walk.wants_complex - complex_inputs
@@ -696,6 +775,12 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         every = _Walk(model, mixed=True, complex_inputs=packed_inputs)
         if not every.conflicts:
             walk = every
+    if not as_written.conflicts:
+        # It runs as written; only an op that reads a packed pair as complex says
+        # the exporter meant otherwise.
+        if walk.evidence and not walk.conflicts:
+            return Normalized(walk.export(), walk.readings, walk.packed_io, walk.axis0)
+        return Normalized(model)
     before = {(c.node, c.message) for c in as_written.conflicts}
     if before <= {(c.node, c.message) for c in walk.conflicts}:
         # The readings resolve nothing: whatever is wrong is not an exporter's mixing,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import TensorProto
 
+from ..dtypes import is_complex_onnx
 from . import registrar
 from .support import IO_TYPES, OPS, OPSETS, SINCE, SOURCE, TYPE_NAMES, UNSUPPORTED
 
@@ -210,7 +211,10 @@ def _node_findings(node: onnx.NodeProto, scope: _Scope) -> Iterator[Finding]:
 
 def _graph_findings(graph: onnx.GraphProto, scope: _Scope) -> Iterator[Finding]:
     for t in graph.initializer:
-        if t.data_type == TensorProto.DOUBLE:
+        if is_complex_onnx(t.data_type):
+            yield Finding(ERROR, f"{_type_name(t.data_type)} weight: TensorRT has no complex type",
+                          tensor=t.name)  # fmt: skip
+        elif t.data_type == TensorProto.DOUBLE:
             yield Finding(
                 WARNING,
                 "float64 weight: the parser casts it to float32, clamping to +-FLT_MAX",

@@ -114,6 +114,13 @@ def test_float64_weights_warn_and_io_errors():
     assert any("graph input of type DOUBLE" in m for m in messages(result, ERROR))
 
 
+def test_complex_weights_are_errors():
+    node = helper.make_node("Add", ["x", "w"], ["y"])
+    w = init("w", np.ones(2, np.complex64))
+    result = one(node, [vi("x", np.float32, [2])], [vi("y", np.float32, None)], [w])
+    assert "tensor 'w': COMPLEX64 weight: TensorRT has no complex type" in messages(result, ERROR)
+
+
 def test_rotary_embedding_needs_10_15():
     node = helper.make_node(
         "RotaryEmbedding", ["x", "cos", "sin"], ["y"], interleaved=1, num_heads=2

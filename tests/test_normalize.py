@@ -1,0 +1,310 @@
+"""normalize: an exporter's mixed graph read as the native-complex model it means.
+
+Each test builds a graph the way jax2onnx writes one (parts read with Gather on the
+pair axis, pairs stacked with Concat(Unsqueeze), typed-complex values read as
+packed), converts it, and compares with numpy on complex arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT
+from helpers import init, make_model, vi
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from onnx import helper
+from onnx_decomplex.cli.main import main
+
+from onnx_decomplex import decomplex, validate
+from onnx_decomplex.check import find_complex
+from onnx_decomplex.cmath import pack
+from onnx_decomplex.normalize import NormalizeError, normalize
+
+SHAPE = (3, 4)
+RANK = len(SHAPE)
+
+
+class Export:
+    """A graph written as jax2onnx writes complex arithmetic.
+
+    A complex value is a name and where its pair lives: "typed" (a complex tensor,
+    its parts read on axis rank), "last" (a real [..., 2]) or "first" (a real [2, ...]).
+    """
+
+    def __init__(self):
+        self.nodes, self.inits, self.inputs, self.n = [], [], [], 0
+        self.ranks = {}  # of constants; every other value has rank RANK
+
+    def fresh(self, base: str) -> str:
+        self.n += 1
+        return f"{base}_{self.n}"
+
+    def const(self, value) -> str:
+        name = self.fresh("const")
+        self.inits.append(init(name, value))
+        self.ranks[name] = np.ndim(value)
+        return name
+
+    def op(self, op: str, *inputs: str, **attrs) -> str:
+        out = self.fresh(op.lower())
+        self.nodes.append(helper.make_node(op, list(inputs), [out], name=f"{out}_node", **attrs))
+        return out
+
+    def split(self, value) -> tuple[str, str]:
+        name, where = value
+        axis = 0 if where == "first" else self.ranks.get(name, RANK)
+        return tuple(
+            self.op("Gather", name, self.const(np.array(i, np.int64)), axis=axis) for i in (0, 1)
+        )
+
+    def pair(self, re: str, im: str, where: str = "last"):
+        axis = 0 if where == "first" else self.ranks.get(re, RANK)
+        axes = self.const(np.array([axis], np.int64))
+        parts = [self.op("Unsqueeze", p, axes) for p in (re, im)]
+        return self.op("Concat", *parts, axis=axis), where
+
+    def mul(self, a, b, where="last"):
+        (ar, ai), (br, bi) = self.split(a), self.split(b)
+        re = self.op("Sub", self.op("Mul", ar, br), self.op("Mul", ai, bi))
+        im = self.op("Add", self.op("Mul", ar, bi), self.op("Mul", ai, br))
+        return self.pair(re, im, where)
+
+    def model(self, outputs) -> onnx.ModelProto:
+        return make_model(self.nodes, self.inputs, outputs, self.inits)
+
+
+def _converted(model, feeds, expected):
+    """The three checks, with the numbers compared against numpy's."""
+    out, report = decomplex(model)
+    assert find_complex(out) == []
+    onnx.checker.check_model(out, full_check=True)
+    result = validate(report.normalized or model, out, feeds, expected=expected)
+    assert result.passed, result.outputs
+    return out, report
+
+
+def _z(seed=0, shape=SHAPE):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+def test_a_valid_native_model_is_left_alone():
+    model = onnx.load(ROOT / "fixtures" / "rope_freqs_initializer.onnx")
+    assert normalize(model).model is model
+
+
+def test_a_consistent_real_stack_is_left_alone():
+    """A real graph that stacks two values on a new last axis is not a complex pair."""
+    e = Export()
+    e.inputs = [vi("x", np.float32, SHAPE), vi("y", np.float32, SHAPE)]
+    stacked, _ = e.pair("x", "y")
+    total = e.op("ReduceSum", stacked, e.const(np.array([-1], np.int64)), keepdims=0)
+    model = e.model([vi(total, np.float32, SHAPE)])
+    assert normalize(model).model is model
+
+
+def test_parts_of_a_typed_complex_value_are_read_on_its_pair_axis():
+    e = Export()
+    e.inputs = [vi("z", np.complex64, SHAPE)]
+    re, im = e.split(("z", "typed"))
+    model = e.model([vi(re, np.float32, SHAPE), vi(im, np.float32, SHAPE)])
+    z = _z()
+    _, report = _converted(model, {"z": z}, [z.real, z.imag])
+    assert len(report.readings) == 2 and "Re 'z'" in report.readings[0]
+
+
+def test_a_complex_value_paired_with_zero_is_the_value():
+    """jnp.imag of a product: Concat(Unsqueeze(w), Unsqueeze(0 w)) on a w already complex."""
+    e = Export()
+    e.inputs = [vi("a", np.complex64, SHAPE), vi("b", np.complex64, SHAPE)]
+    w = e.op("Mul", "a", "b")
+    zero = e.op("Mul", w, e.const(np.array(0, np.float32)))
+    packed, _ = e.pair(w, zero)
+    _, im = e.split((packed, "typed"))
+    model = e.model([vi(im, np.float32, SHAPE)])
+    a, b = _z(1), _z(2)
+    _, report = _converted(model, {"a": a, "b": b}, [(a * b).imag])
+    assert any("+ i 0" in line for line in report.readings)
+
+
+def test_integer_pairs_are_index_vectors_not_complex_values():
+    """dynamic_slice's start indices: Concat(Unsqueeze(i), Unsqueeze(j)) of int64 scalars."""
+    e = Export()
+    e.inputs = [vi("z", np.complex64, SHAPE)]
+    re, _ = e.split(("z", "typed"))
+    starts, _ = e.pair(e.const(np.array(1, np.int64)), e.const(np.array(2, np.int64)), "first")
+    out = e.op("Slice", re, starts, e.const(np.array(SHAPE, np.int64)))
+    model = e.model([vi(out, np.float32, [2, 2])])
+    z = _z()
+    _, report = _converted(model, {"z": z}, [z.real[1:, 2:]])
+    assert not any("Concat" in line for line in report.readings)
+
+
+def test_a_pair_on_axis_0_is_read_when_its_parts_are_parts_of_complex_values():
+    """0.5 * z: the scalar's parts, times z's, stacked on axis 0 to [2, 3, 4]."""
+    e = Export()
+    e.inputs = [vi("z", np.complex64, SHAPE)]
+    half = e.const(np.array(0.5 + 0.25j, np.complex64))
+    product = e.mul((half, "typed"), ("z", "typed"), "first")
+    out = e.op("Exp", product[0])
+    model = e.model([vi(out, np.float32, [*SHAPE, 2])])
+    z = _z()
+    _, report = _converted(model, {"z": z}, [np.exp((0.5 + 0.25j) * z)])
+    assert report.axis0 == [model.graph.node[-2].name]
+    assert report.packed_io == [f"output '{out}'"]
+
+
+def test_a_real_stack_on_axis_0_stays_real():
+    """In the same mixed graph, a stack of values that are no parts of complex ones."""
+    e = Export()
+    e.inputs = [vi("z", np.complex64, SHAPE), vi("x", np.float32, SHAPE)]
+    re, _ = e.split(("z", "typed"))
+    stacked, _ = e.pair("x", e.op("Neg", "x"), "first")
+    total = e.op("ReduceSum", stacked, e.const(np.array([0], np.int64)), keepdims=0)
+    out = e.op("Add", re, total)
+    model = e.model([vi(out, np.float32, SHAPE)])
+    z = _z()
+    x = np.random.default_rng(3).standard_normal(SHAPE).astype(np.float32)
+    _converted(model, {"z": z, "x": x}, [z.real])
+
+
+def test_dft_output_is_read_by_each_consumer_in_its_own_form():
+    """A Transpose with the complex rank reads it natively; a Gather on the pair axis packed."""
+    e = Export()
+    e.inputs = [vi("x", np.float32, [*SHAPE, 2])]
+    f = e.op("DFT", "x", axis=1)
+    flipped = e.op("Transpose", f, perm=[1, 0])
+    re, _ = e.split((f, "last"))
+    model = e.model([vi(flipped, np.float32, [4, 3, 2]), vi(re, np.float32, SHAPE)])
+    z = _z()
+    spectrum = np.fft.fft(z, axis=1)
+    _converted(model, {"x": pack(z)}, [spectrum.T, spectrum.real])
+
+
+def test_an_input_declared_packed_meets_a_complex_operand():
+    """z + x for a real x: Add(float[3, 4, 2], Cast(x, to=complex))."""
+    e = Export()
+    e.inputs = [vi("z", np.float32, [*SHAPE, 2]), vi("x", np.float32, SHAPE)]
+    out = e.op("Add", "z", e.op("Cast", "x", to=onnx.TensorProto.COMPLEX64))
+    model = e.model([vi(out, np.float32, [*SHAPE, 2])])
+    z = _z()
+    x = np.random.default_rng(3).standard_normal(SHAPE).astype(np.float32)
+    _, report = _converted(model, {"z": z, "x": x}, [z + x])
+    assert report.packed_io == ["input 'z'", f"output '{out}'"]
+
+
+def _contradiction():
+    e = Export()
+    e.inputs = [vi("z", np.complex64, SHAPE), vi("w", np.float32, [5])]
+    re, _ = e.split(("z", "typed"))
+    out = e.op("Add", re, "w")
+    return e.model([vi(out, np.float32, SHAPE)]), out
+
+
+def test_a_graph_with_no_consistent_reading_is_refused_naming_the_node():
+    model, out = _contradiction()
+    with pytest.raises(NormalizeError, match="no consistent reading") as info:
+        normalize(model)
+    assert info.value.node == f"{out}_node" and info.value.op_type == "Add"
+
+
+def test_the_cli_refuses_it_in_one_line_and_writes_nothing(tmp_path):
+    model, out = _contradiction()
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    before = src.read_bytes()
+    result = CliRunner().invoke(main, [str(src), str(tmp_path / "o.onnx")])
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert str(src) in line and f"{out}_node" in line and "(Add)" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+    assert src.read_bytes() == before
+
+
+# ---- random graphs, written the way the exporter writes them ----------------------------
+
+STEPS = ("mul", "add", "conj", "exp", "scale", "neg")
+
+
+def _program(steps, typed_inputs):
+    """A graph of `steps` over two inputs, and the numpy function it computes.
+
+    Each value is (name, where its pair lives, its numpy function, the packed inputs
+    it comes from by ops that act alike on both readings). A native-only op (Exp) is
+    applied only where the graph shows the value is complex: typed, a pair, or from an
+    input whose parts the graph reads somewhere; else, as for `sqrt_plus`, no graph
+    could tell.
+    """
+    e = Export()
+    values, split = [], set()
+    for i, typed in enumerate(typed_inputs):
+        name = f"in_{i}"
+        shape = [*SHAPE] if typed else [*SHAPE, 2]
+        e.inputs.append(vi(name, np.complex64 if typed else np.float32, shape))
+        values.append((name, "typed" if typed else "last", lambda f, i=i: f[i],
+                       set() if typed else {name}))  # fmt: skip
+
+    def parts(v):
+        if v[0] in {"in_0", "in_1"}:
+            split.add(v[0])
+        return e.split(v[:2])
+
+    for k, step in enumerate(steps):
+        a, b = values[-1], values[k % len(values)]
+        fa, fb = a[2], b[2]
+        if step == "mul":
+            (ar, ai), (br, bi) = parts(a), parts(b)
+            re = e.op("Sub", e.op("Mul", ar, br), e.op("Mul", ai, bi))
+            im = e.op("Add", e.op("Mul", ar, bi), e.op("Mul", ai, br))
+            values.append((*e.pair(re, im), lambda f, fa=fa, fb=fb: fa(f) * fb(f), set()))
+        elif step == "add":
+            if {a[1], b[1]} == {"last", "first"}:
+                continue  # [3, 4, 2] + [2, 3, 4]: not a graph the exporter writes
+            where = a[1] if a[1] == b[1] else "typed"
+            values.append((e.op("Add", a[0], b[0]), where, lambda f, fa=fa, fb=fb: fa(f) + fb(f),
+                           a[3] | b[3]))  # fmt: skip
+        elif step == "conj":
+            re, im = parts(a)
+            values.append((*e.pair(re, e.op("Neg", im)), lambda f, fa=fa: np.conj(fa(f)), set()))
+        elif step == "exp":
+            if a[3] - split:
+                continue
+            quarter = e.op("Mul", a[0], e.const(np.array(0.25, np.float32)))
+            values.append(
+                (e.op("Exp", quarter), "typed", lambda f, fa=fa: np.exp(fa(f) / 4), set())
+            )
+        elif step == "scale":
+            c = e.const(np.array(0.5 - 1j, np.complex64))
+            (cr, ci), (ar, ai) = e.split((c, "typed")), parts(a)
+            re = e.op("Sub", e.op("Mul", cr, ar), e.op("Mul", ci, ai))
+            im = e.op("Add", e.op("Mul", cr, ai), e.op("Mul", ci, ar))
+            values.append((*e.pair(re, im, "first"), lambda f, fa=fa: (0.5 - 1j) * fa(f), set()))
+        else:
+            values.append((e.op("Neg", a[0]), a[1], lambda f, fa=fa: -fa(f), a[3]))
+    name, where, fn, _ = values[-1]
+    if name in {"in_0", "in_1"}:
+        return None
+    return e.model([vi(name, np.float32, [*SHAPE, 2])]), fn
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(st.sampled_from(STEPS), min_size=1, max_size=6),
+    typed=st.tuples(st.booleans(), st.booleans()),
+    seed=st.integers(0, 2**16),
+)
+def test_random_exporter_graphs_convert_and_match_numpy(steps, typed, seed):
+    built = _program(steps, typed)
+    if built is None:
+        return
+    model, fn = built
+    inputs = [_z(seed) * 0.5, _z(seed + 1) * 0.5]
+    feeds = {f"in_{i}": inputs[i] for i in range(2)}
+    out, _ = decomplex(model)
+    assert find_complex(out) == []
+    onnx.checker.check_model(out, full_check=True)
+    result = validate(model, out, feeds, expected=[fn(inputs)])
+    assert result.passed, (steps, typed, result.outputs)
