@@ -312,11 +312,15 @@ class _Walk:
         if t.name in self.packed:
             return self.packed[t.name]
         dtype, shape = real_of(self.kind[t.name]), self.shape.get(t.name)
-        axes = self.scalar([-1], np.int64, f"{t.name}_last_axis")
+        if self.opset.get("", 0) >= 13:
+            axes, attrs = [self.scalar([-1], np.int64, f"{t.name}_last_axis")], {}
+        else:
+            axes, attrs = [], {"axes": [-1]}
         parts = [
             self.emit(
                 "Unsqueeze",
-                [p, axes],
+                [p, *axes],
+                attrs,
                 name=f"{p.name}_unsqueezed",
                 dtype=dtype,
                 shape=None if shape is None else [*shape, 1],
@@ -333,7 +337,6 @@ class _Walk:
     def _visit(self, node: gs.Node) -> None:
         kinds = [self.kind.get(t.name) if t.name else None for t in node.inputs]
         if self.mixed and self._read(node, kinds):
-            self._infer(node, reinfer=False)
             return
         if not any(kinds):
             self._plain(node)
@@ -450,7 +453,7 @@ class _Walk:
             return False
         axis = int(node.attrs.get("axis", 0))
         rank = self.rank(z)
-        on_pair = rank is not None and axis in (rank, -1 if rank == 0 else rank)
+        on_pair = rank is not None and axis == rank
         on_pair0 = axis == 0 and self.as_packed.get(z.name) == "first"
         if not (on_pair or on_pair0):
             return False
@@ -458,6 +461,7 @@ class _Walk:
         self._become(node, "Identity", [part])
         out = node.outputs[0]
         self.elem[out.name] = real_of(self.kind[z.name])
+        self.shape[out.name] = self.shape.get(z.name)
         self.from_parts.add(out.name)
         self.readings.append(
             f"{node.name} (Gather): {('Re', 'Im')[int(value)]} '{z.name}' (axis {axis} is its pair)"
@@ -588,19 +592,12 @@ class _Walk:
             return None
         return helper.make_tensor_type_proto(elem, shape)
 
-    def _infer(self, node: gs.Node, reinfer: bool = True) -> None:
+    def _infer(self, node: gs.Node) -> None:
         """Shapes of `node`'s outputs, logical for complex values; a contradiction when
         the node's inputs cannot agree.
 
         Complex values take part as real tensors of their logical shape, which is how
         they meet every shape rule of the op."""
-        if not reinfer or node.op == "Identity" and node.inputs:
-            if node.op == "Identity":
-                src, out = node.inputs[0], node.outputs[0]
-                self.shape[out.name] = self.shape.get(src.name)
-                if src.name in self.elem:
-                    self.elem[out.name] = self.elem[src.name]
-            return
         if node.op == "DFT" and node.inputs[0].name in self.kind:
             # A native complex signal: a complex value of the same shape, unless
             # the length or one-sidedness changes it.
