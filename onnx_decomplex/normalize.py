@@ -152,6 +152,7 @@ class _Walk:
         # "first" ([2, ...]), where the pair lies.
         self.as_packed: dict[str, str] = {}
         self.splits = False  # a Gather reads the parts of a real [..., 2], or a DFT runs
+        self.unread: list[gs.Node] = []  # Loop and Scan nodes whose bodies mix the forms too
         self.kind: dict[str, np.dtype] = {}  # complex values, by tensor name
         self.shape: dict[str, Shape] = {}  # logical shapes
         self.elem: dict[str, np.dtype] = {}  # real element types of real values
@@ -371,6 +372,8 @@ class _Walk:
 
     def _native(self, node: gs.Node, kinds) -> None:
         """Any op on native complex values, a real operand promoted by the op."""
+        if node.op in ("Loop", "Scan") and self._mixed_body(node, kinds):
+            self.unread.append(node)
         if self.mixed:
             for t in node.inputs:
                 self._wants_complex(node, t, kinds)
@@ -388,6 +391,17 @@ class _Walk:
                 self.kind[out.name] = np.dtype(kind)
                 self.native[out.name] = out
         self._infer(node)
+
+    def _mixed_body(self, node: gs.Node, kinds) -> bool:
+        """True when the body declares real an input the node gives it complex: the
+        exporter's packed declaration, inside a body."""
+        body = node.attrs["body"]
+        given = kinds[2:] if node.op == "Loop" else kinds
+        skip = 2 if node.op == "Loop" else 0
+        for t, kind in zip(body.inputs[skip:], given, strict=False):
+            if kind is not None and t.dtype is not None and not is_complex_np(t.dtype):
+                return True
+        return False
 
     def _evidence(self, node: gs.Node, kinds) -> None:
         """Notes an op that reads a pair the graph packed, where the packed tensor and
@@ -756,6 +770,13 @@ def normalize(model: onnx.ModelProto) -> Normalized:
             node where it does is named.
     """
     as_written = _Walk(model, mixed=False, complex_inputs=set())
+    if as_written.unread:
+        node = as_written.unread[0]
+        raise NormalizeError(
+            f"cannot read the exported graph: complex values enter its {node.op} body, which "
+            "declares them packed; such bodies are not read",
+            node=node.name, op_type=node.op,
+        )  # fmt: skip
     if not as_written.conflicts and not as_written.splits:
         return Normalized(model)
     complex_inputs = as_written.split_inputs()
