@@ -37,6 +37,7 @@ import onnx_graphsurgeon as gs
 from onnx import helper, numpy_helper, shape_inference
 from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
+from .check import find_complex
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
 from .rules import registry
@@ -755,6 +756,31 @@ class _Walk:
         return out
 
 
+def _plainly_real(model: onnx.ModelProto) -> bool:
+    """True for a model with no complex type that strict shape inference accepts, with
+    no DFT and no Gather on a last axis of 2: nothing there for an exporter to have
+    mixed. A quick pass for real models, which need no walk node by node."""
+    if find_complex(model):
+        return False
+    try:
+        inferred = shape_inference.infer_shapes(model, strict_mode=True)
+    except Exception:
+        return False
+    g = inferred.graph
+    dims = {t.name: list(t.dims) for t in g.initializer}
+    for v in [*g.input, *g.value_info, *g.output]:
+        if v.type.tensor_type.HasField("shape"):
+            dims[v.name] = [d.dim_value or None for d in v.type.tensor_type.shape.dim]
+    for node in g.node:
+        if node.op_type == "DFT":
+            return False
+        if node.op_type == "Gather" and dims.get(node.input[0], [])[-1:] == [2]:
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+            if axis in (-1, len(dims[node.input[0]]) - 1):
+                return False
+    return True
+
+
 def normalize(model: onnx.ModelProto) -> Normalized:
     """The native-complex model that an exporter's mixed graph means.
 
@@ -769,6 +795,8 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         NormalizeError: The graph contradicts itself under every reading; the first
             node where it does is named.
     """
+    if _plainly_real(model):
+        return Normalized(model)
     as_written = _Walk(model, mixed=False, complex_inputs=set())
     if as_written.unread:
         node = as_written.unread[0]
