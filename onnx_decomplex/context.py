@@ -16,6 +16,7 @@ from . import cmath
 from .analyze import Analysis
 from .dtypes import onnx_of, real_of
 from .errors import DecomplexError
+from .tidy import fresh_name
 
 Part = "gs.Tensor | np.ndarray"
 
@@ -99,12 +100,7 @@ class Context:
 
     def unique(self, base: str) -> str:
         """`base`, or `base_1`, `base_2`, ... : the first name not yet in the graph."""
-        name, i = base, 0
-        while name in self._names:
-            i += 1
-            name = f"{base}_{i}"
-        self._names.add(name)
-        return name
+        return fresh_name(base, self._names)
 
     def _prefix(self) -> str:
         if self.node is None:

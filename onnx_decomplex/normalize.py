@@ -13,17 +13,23 @@ the exporter meant. Each consumer reads a complex value z as:
     Reshape(z, s), s twice z's element count         -> Reshape(view_as_real z, s)
     any other op                                     -> the op on native z
 
-and a real operand of an op with a complex one is promoted by that op. A graph
-input or output declared real `S + [2]` for a complex value of shape S is its
-packed declaration; the normalized model declares it complex S. The pair on axis 0
-(`[2, *S]`) is how the exporter packs a complex value whose parts come from a
-scalar's; a real stack on axis 0 is read as a pair only when its parts come from
-the parts of complex values.
+and a real operand of an op with a complex one is promoted by that op. DFT's packed
+output is a complex value too, which each consumer reads in its own form.
 
-A graph that reads consistently as written, as native complex or as plain real,
-is left alone: these readings apply once the graph contradicts itself (shapes that
-cannot agree, an axis past a complex value's rank, an output declared with another
-shape than the one computed). Where the readings leave a contradiction, nothing is
+A graph input or output declared real `S + [2]` for a complex value of shape S is
+its packed declaration; the normalized model declares it complex S. Such an input
+is read as complex when a Gather splits it on its last axis, when it meets a
+complex operand, or when no other reading is free of contradictions. The pair on
+axis 0 (`[2, *S]`) is how the exporter packs a complex value whose parts come from a
+scalar's; a real stack on axis 0 is read as a pair only when its parts come from the
+parts of complex values.
+
+A graph that reads consistently as written, as native complex or as plain real, is
+left alone, unless an op that computes something else on a packed tensor than on
+the complex value it holds (Exp, Abs, a product of two pairs, ...) reads a pair the
+graph built. Otherwise the readings apply once the graph contradicts itself (shapes
+that cannot agree, an axis past a complex value's rank, an output declared with
+another shape than the one computed). Where they leave a contradiction, nothing is
 guessed: the node is named.
 """
 
@@ -41,7 +47,8 @@ from .check import find_complex
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
 from .rules import registry
-from .tidy import keep_model_fields
+from .rules.patterns import unsqueezed
+from .tidy import fresh_name, keep_model_fields
 
 Shape = list | None
 
@@ -237,12 +244,7 @@ class _Walk:
     # ---- emission --------------------------------------------------------------------
 
     def unique(self, base: str) -> str:
-        name, i = base, 0
-        while name in self.names:
-            i += 1
-            name = f"{base}_{i}"
-        self.names.add(name)
-        return name
+        return fresh_name(base, self.names)
 
     def emit(self, op, inputs, attrs=None, *, name, dtype, shape) -> gs.Variable:
         out = gs.Variable(self.unique(name), dtype=dtype, shape=shape)
@@ -484,21 +486,12 @@ class _Walk:
         return True
 
     def _unsqueezed(self, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:
-        if not (isinstance(t, gs.Variable) and len(t.inputs) == 1):
-            return None
-        node = t.inputs[0]
-        if node.op != "Unsqueeze":
-            return None
-        axes = node.attrs.get("axes")
-        if axes is None and len(node.inputs) > 1:
-            axes = self.constant(node.inputs[1])
-        if axes is None or np.asarray(axes).size != 1:
-            return None
-        x = node.inputs[0]
-        rank = self.rank(x)
-        axis = int(np.asarray(axes).reshape(()))
+        """(x, axis) when `t` = Unsqueeze(x) on one new axis, the axis counted from 0."""
+        found = unsqueezed(self, t)
+        rank = None if found is None else self.rank(found[0])
         if rank is None:
             return None
+        x, axis = found
         return x, axis + rank + 1 if axis < 0 else axis
 
     def _pair(self, node: gs.Node) -> bool:

@@ -6,6 +6,16 @@ import onnx
 import onnx_graphsurgeon as gs
 
 
+def fresh_name(base: str, taken: set[str]) -> str:
+    """`base`, or `base_1`, `base_2`, ... : the first name not in `taken`, which takes it."""
+    name, i = base, 0
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    taken.add(name)
+    return name
+
+
 def name_nodes(graph: gs.Graph) -> None:
     """Gives every unnamed node a stable name, `{op}_{index}`, so emitted names are stable."""
     taken = {n.name for n in graph.nodes if n.name}

@@ -113,8 +113,8 @@ def _part_of(ctx, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:
     return (z, 1) if z is not None else (w, 0)
 
 
-def _unsqueezed(ctx, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:
-    """(x, axis) when `t` = Unsqueeze(x) on one new axis."""
+def unsqueezed(ctx, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:
+    """(x, axis) when `t` = Unsqueeze(x) on one new axis; `ctx` reads constants."""
     node = _producer(t, "Unsqueeze")
     if node is None:
         return None
@@ -130,7 +130,7 @@ def view_as_real(ctx, node: gs.Node) -> gs.Tensor | None:
     """z when the real Concat `node` stacks Re z and Im z on a new last axis."""
     if node.op != "Concat" or len(node.inputs) != 2:
         return None
-    stacked = [_unsqueezed(ctx, t) for t in node.inputs]
+    stacked = [unsqueezed(ctx, t) for t in node.inputs]
     if None in stacked:
         return None
     parts = [_part_of(ctx, x) for x, _ in stacked]
