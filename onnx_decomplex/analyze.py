@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 
 from .dtypes import is_complex_np, promote
@@ -98,6 +99,20 @@ def _subgraph_unsupported(node: gs.Node, complex_names: dict[str, np.dtype]) -> 
                 )
                 break
     return found
+
+
+def _typed_like_inputs(node: gs.Node) -> bool:
+    """True for an ONNX op whose every output has the type of one of its inputs (Relu,
+    Floor, ...): with real inputs its outputs are real, whatever shape inference, which
+    carries a complex Abs's type on, labels them."""
+    if (node.domain or "") not in ("", "ai.onnx"):
+        return False
+    try:
+        schema = onnx.defs.get_schema(node.op)
+    except onnx.defs.SchemaError:
+        return False
+    ins = {i.type_str for i in schema.inputs}
+    return all(o.type_str in ins for o in schema.outputs)
 
 
 def _refusal(node: gs.Node, tensor: str, kind, why: str) -> Unsupported:
@@ -228,7 +243,9 @@ def analyze(
                 a.nodes.append(node)
             continue
         if r is None:
-            made = next((t for t in node.outputs if _is_complex_tensor(t)), None)
+            made = None
+            if not _typed_like_inputs(node):
+                made = next((t for t in node.outputs if _is_complex_tensor(t)), None)
             if made is not None:
                 # A complex value from an op with no rule: its labels are all there is
                 # to go on, and they are enough to refuse it.

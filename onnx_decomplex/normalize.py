@@ -75,6 +75,10 @@ DIFFERS = frozenset(
 holds (so do Mul and Div of two complex values). One of them reading a pair the
 graph built is evidence, even in a graph that runs as written."""
 
+REAL_VALUED = frozenset({"ReduceL1"})
+"""Ops whose complex result has no imaginary part (ReduceL1 sums moduli): a graph
+output declared real with its shape is that real value."""
+
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
 
@@ -682,22 +686,37 @@ class _Walk:
                                   f"computed shape {shape}, declared {declared}", t.name)  # fmt: skip
                 continue
             kind = self.kind[t.name]
+            value = None
             if dtype is not None and not is_complex_np(dtype):
-                if not self.mixed or declared is None or declared[-1:] != [2]:
+                rank = None if shape is None else len(shape)
+                if not self.mixed:
                     self.conflict(t.inputs[0] if t.inputs else None,
                                   f"complex of shape {shape}, declared real {declared}", t.name)  # fmt: skip
                     continue
-                declared = declared[:-1]
-                self.packed_io.append(f"output '{t.name}'")
+                made_by = t.inputs[0].op if t.inputs else None
+                packed = declared is not None and declared[-1:] == [2]
+                if packed and rank in (None, len(declared) - 1):
+                    declared = declared[:-1]
+                    self.packed_io.append(f"output '{t.name}'")
+                elif made_by in REAL_VALUED:
+                    value, kind = self.part(t, 0), dtype
+                    self.readings.append(f"output '{t.name}': declared real, as {made_by} is")
+                elif declared is None or rank is None or rank == len(declared):
+                    # Declared by its logical shape alone: written packed, S + [2].
+                    self.packed_io.append(f"output '{t.name}' (declared {declared}, complex)")
+                else:
+                    self.conflict(t.inputs[0] if t.inputs else None,
+                                  f"complex of shape {shape}, declared real {declared}", t.name)  # fmt: skip
+                    continue
             if not _dims_equal(shape, declared):
                 self.conflict(t.inputs[0] if t.inputs else None,
                               f"computed shape {shape}, declared {declared}", t.name)  # fmt: skip
-            z = self.native_of(t)
-            if z is not t:
+            value = value or self.native_of(t)
+            if value is not t:
                 t.name = self.unique(f"{t.name}_packed")
                 out = gs.Variable(self.declared_name(i), dtype=kind, shape=declared)
                 node = gs.Node("Identity", name=self.unique(f"{out.name}_identity"))
-                node.inputs, node.outputs = [z], [out]
+                node.inputs, node.outputs = [value], [out]
                 self.graph.nodes.append(node)
                 self.graph.outputs[i] = out
             elif isinstance(t, gs.Variable):

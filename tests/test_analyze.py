@@ -156,3 +156,16 @@ def test_local_functions_on_real_values_are_kept():
     m = _function_model(with_complex=False)
     out, report = decomplex(m)
     assert out is m and not report.has_complex
+
+
+def test_an_op_typed_like_its_inputs_is_real_after_a_complex_abs():
+    """Shape inference labels Abs(z) complex (its schema ties the output's type to the
+    input's); Relu of that is still real, and rewritten as it is."""
+    nodes = [
+        helper.make_node("Abs", ["z"], ["m"]),
+        helper.make_node("Relu", ["m"], ["r"]),
+        helper.make_node("Cast", ["r"], ["rc"], to=TensorProto.COMPLEX64),
+        helper.make_node("Mul", ["z", "rc"], ["y"]),
+    ]
+    model = make_model(nodes, [vi("z", np.complex64, [2, 3])], [vi("y", np.complex64, [2, 3])])
+    assert_rewrites(model)
