@@ -153,6 +153,10 @@ def decomplex(
     (real, imag): complex64 becomes float32, complex128 becomes float64. Graph
     inputs and outputs keep their names and symbolic dims. `model` is not modified.
 
+    An exporter's mixed graph (typed-complex values read as packed, I/O declared
+    packed) is first read as the native-complex model it means (`normalize`); the
+    report keeps that model, which is what the rewrite must match.
+
     Args:
         model: A loaded model, with its external data loaded.
         mul_strategy: Products of two runtime complex operands: "four" real
@@ -168,10 +172,6 @@ def decomplex(
             what TensorRT's parser lacks is lowered too (DFT and STFT to MatMul,
             Compress to Gather) and float64 is narrowed to float32.
         keep_double: With target "tensorrt", leave float64 as it is.
-
-    An exporter's mixed graph (typed-complex values read as packed, I/O declared
-    packed) is first read as the native-complex model it means (`normalize`); the
-    report keeps that model, which is what the rewrite must match.
 
     Returns:
         The rewritten model, checked by shape inference and the full ONNX checker
@@ -342,11 +342,11 @@ class FileResult:
         report: What the rewrite found and changed.
         validation: The comparison with the reference, or None when skipped.
         written: The files written.
-        framework: The comparison with the framework's own outputs
-            (`expected_file`), or None without them.
         lint: The static TensorRT check, with target "tensorrt".
         engine: The engine built, with `engine` options.
         engine_validation: The engine's outputs compared with the reference.
+        framework: The comparison with the framework's own outputs
+            (`expected_file`), or None without them.
     """
 
     report: Report

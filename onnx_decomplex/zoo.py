@@ -156,7 +156,7 @@ def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelR
     if result.framework is not None:
         record.framework = _errors(result.framework)
     record.validate_seconds = sum(
-        x.reference_seconds + x.runtime_seconds for x in (v, result.framework) if x is not None
+        x.reference_seconds + x.runtime_seconds for x in result.validations
     )
     failed = [f"{o.name} (against {x.reference})" for x in result.validations
               for o in x.outputs if not o.passed]  # fmt: skip
