@@ -14,7 +14,10 @@ the exporter meant. Each consumer reads a complex value z as:
     any other op                                     -> the op on native z
 
 and a real operand of an op with a complex one is promoted by that op. DFT's packed
-output is a complex value too, which each consumer reads in its own form.
+output is a complex value too, which each consumer reads in its own form; ReduceL1's
+(a sum of moduli) is the real value it is, though ONNX types it complex. A Loop body
+that declares packed the complex state it is given is read the same way, with that
+state; a Scan body like it is not read.
 
 A graph input or output declared real `S + [2]` for a complex value of shape S is
 its packed declaration; the normalized model declares it complex S. Such an input
@@ -76,8 +79,8 @@ holds (so do Mul and Div of two complex values). One of them reading a pair the
 graph built is evidence, even in a graph that runs as written."""
 
 REAL_VALUED = frozenset({"ReduceL1"})
-"""Ops whose complex result has no imaginary part (ReduceL1 sums moduli): a graph
-output declared real with its shape is that real value."""
+"""Ops whose complex result has no imaginary part (ReduceL1 sums moduli): the exporter
+means the real value."""
 
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
@@ -109,12 +112,16 @@ class Normalized:
         return bool(self.readings or self.packed_io)
 
 
+CONTRADICTION = "no consistent reading of the exported graph"
+
+
 @dataclass
 class _Conflict:
     node: str | None
     op_type: str | None
     tensor: str | None
     message: str
+    what: str = CONTRADICTION
 
 
 def _declared(v: gs.Tensor) -> tuple[np.dtype | None, Shape]:
@@ -144,15 +151,22 @@ class _Walk:
 
     With `mixed` off, values are what their types say and every node reads them as
     written; the walk only looks for contradictions. With it on, the readings of the
-    module docstring apply. `complex_inputs` are inputs declared real `S + [2]` that
-    are read as complex S.
+    module docstring apply. `given` are the inputs read as complex, with their type:
+    inputs declared real `S + [2]` read as complex S, or a Loop body's state.
+    A `parent` walk lends a body walk the forms of the values the body captures.
     """
 
-    def __init__(self, model: onnx.ModelProto, mixed: bool, complex_inputs: set[str]):
-        self.model = model
+    def __init__(
+        self,
+        graph: gs.Graph,
+        opset: dict[str, int],
+        mixed: bool,
+        given: dict[str, np.dtype],
+        parent: _Walk | None = None,
+    ):
         self.mixed = mixed
-        self.opset = {o.domain or "": o.version for o in model.opset_import}
-        self.graph = gs.import_onnx(model)
+        self.opset = opset
+        self.graph = graph
         self.graph.toposort()
         self.conflicts: list[_Conflict] = []
         self.readings: list[str] = []
@@ -164,7 +178,6 @@ class _Walk:
         # "first" ([2, ...]), where the pair lies.
         self.as_packed: dict[str, str] = {}
         self.splits = False  # a Gather reads the parts of a real [..., 2], or a DFT runs
-        self.unread: list[gs.Node] = []  # Loop and Scan nodes whose bodies mix the forms too
         self.kind: dict[str, np.dtype] = {}  # complex values, by tensor name
         self.shape: dict[str, Shape] = {}  # logical shapes
         self.elem: dict[str, np.dtype] = {}  # real element types of real values
@@ -173,15 +186,22 @@ class _Walk:
         self.parts: dict[str, tuple[gs.Tensor, gs.Tensor]] = {}
         self.from_parts: set[str] = set()  # real values computed from parts of complex ones
         self.names = set(self.graph.tensors()) | {n.name for n in self.graph.nodes}
+        if parent is not None:
+            for mine in ("kind", "shape", "elem", "native", "packed", "parts", "as_packed"):
+                getattr(self, mine).update(getattr(parent, mine))
+            self.from_parts |= parent.from_parts
+            self.names = parent.names
+            self.names.update(self.graph.tensors())
+        self.output_names = [t.name for t in self.graph.outputs]
         self.declared_outputs = {t.name: _declared(t) for t in self.graph.outputs}
-        self._sources(complex_inputs)
+        self._sources(given)
         for node in list(self.graph.nodes):
             self._visit(node)
         self._outputs()
 
     # ---- sources ---------------------------------------------------------------------
 
-    def _sources(self, complex_inputs: set[str]) -> None:
+    def _sources(self, given: dict[str, np.dtype]) -> None:
         outputs = {id(t) for t in self.graph.outputs}
         inputs = {id(t) for t in self.graph.inputs}
         for t in self.graph.tensors().values():
@@ -196,8 +216,8 @@ class _Walk:
                 self._record(t, np.dtype(t.dtype), list(t.shape))
         for t in self.graph.inputs:
             dtype, shape = _declared(t)
-            if t.name in complex_inputs:
-                dtype = COMPLEX_OF[dtype]
+            if t.name in given and not (dtype is not None and is_complex_np(dtype)):
+                dtype = given[t.name]
                 shape = None if shape is None else shape[:-1]
                 t.dtype, t.shape = dtype, shape
                 self.packed_io.append(f"input '{t.name}'")
@@ -240,10 +260,20 @@ class _Walk:
             return None if value is None else value.astype(np_of(t.inputs[0].attrs["to"]))
         return None
 
-    def conflict(self, node: gs.Node | None, message: str, tensor: str | None = None) -> None:
+    def conflict(
+        self,
+        node: gs.Node | None,
+        message: str,
+        tensor: str | None = None,
+        what: str = CONTRADICTION,
+    ) -> None:
         self.conflicts.append(
-            _Conflict(node.name if node else None, node.op if node else None, tensor, message)
+            _Conflict(node.name if node else None, node.op if node else None, tensor, message, what)
         )
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.readings or self.packed_io)
 
     # ---- emission --------------------------------------------------------------------
 
@@ -380,7 +410,14 @@ class _Walk:
     def _native(self, node: gs.Node, kinds) -> None:
         """Any op on native complex values, a real operand promoted by the op."""
         if node.op in ("Loop", "Scan") and self._mixed_body(node, kinds):
-            self.unread.append(node)
+            if not self.mixed:
+                self.conflict(node, "its body declares packed the complex values it is given")
+            elif node.op == "Loop":
+                self._loop(node, kinds)
+                return
+            else:
+                self.conflict(node, "complex values enter its Scan body, which declares them "
+                              "packed; such bodies are not read", what="cannot read the exported graph")  # fmt: skip
         if self.mixed:
             for t in node.inputs:
                 self._wants_complex(node, t, kinds)
@@ -398,6 +435,27 @@ class _Walk:
                 self.kind[out.name] = np.dtype(kind)
                 self.native[out.name] = out
         self._infer(node)
+
+    def _loop(self, node: gs.Node, kinds) -> None:
+        """A Loop whose body mixes the forms too: its body read the same way, with the
+        state the node gives it, and the state and scan outputs it gives back."""
+        body = node.attrs["body"]
+        given = {b.name: k for b, k in zip(body.inputs[2:], kinds[2:], strict=False) if k}
+        inner = _Walk(body, self.opset, True, given, parent=self)
+        self.conflicts += inner.conflicts
+        self.readings += [f"{node.name} body: {line}" for line in inner.readings]
+        self.readings += [f"{node.name} body: {io} declared packed" for io in inner.packed_io]
+        for i, (t, kind) in enumerate(zip(node.inputs, kinds, strict=True)):
+            if kind is not None:
+                node.inputs[i] = self.native_of(t)
+        states = len(node.inputs) - 2
+        for j, (out, result) in enumerate(zip(node.outputs, body.outputs[1:], strict=False)):
+            kind, shape = inner.kind.get(result.name), inner.shape.get(result.name)
+            if j < states and (kind is None) != (kinds[2 + j] is None):
+                self.conflict(node, "loop state is complex on one side of the body only", out.name)
+            if kind is not None:
+                scanned = None if shape is None else [None, *shape]
+                self._set_native(out, kind, shape if j < states else scanned)
 
     def _mixed_body(self, node: gs.Node, kinds) -> bool:
         """True when the body declares real an input the node gives it complex: the
@@ -446,6 +504,9 @@ class _Walk:
             return self._dft(node, kinds)
         if node.op == "Reshape" and kinds[0] is not None:
             return self._reshape_packed(node)
+        if node.op in REAL_VALUED and kinds[0] is not None:
+            self._real_valued(node)
+            return True
         if node.op == "Cast" and kinds[0] is not None and is_complex_onnx(node.attrs["to"]):
             z = node.inputs[0]
             if np_of(node.attrs["to"]) != self.kind[z.name]:
@@ -455,6 +516,22 @@ class _Walk:
             self.readings.append(f"{node.name} (Cast): '{z.name}' is complex already")
             return True
         return False
+
+    def _real_valued(self, node: gs.Node) -> None:
+        """ReduceL1(z) and the like: the real value, which ONNX types complex."""
+        z, out = node.inputs[0], node.outputs[0]
+        kind = self.kind[z.name]
+        node.inputs[0] = self.native_of(z)
+        value = gs.Variable(self.unique(f"{out.name}_complex"), dtype=kind)
+        node.outputs[0] = value
+        self._set_native(value, kind, None)
+        self._infer(node)
+        real = real_of(kind)
+        cast = gs.Node("Cast", name=self.unique(f"{out.name}_real"), attrs={"to": onnx_of(real)})
+        cast.inputs, cast.outputs = [value], [out]
+        self.graph.nodes.append(cast)
+        self.elem[out.name], self.shape[out.name] = real, self.shape.get(value.name)
+        self.readings.append(f"{node.name} ({node.op}): a real value, typed complex by ONNX")
 
     def _become(self, node: gs.Node, op: str, inputs: list[gs.Tensor]) -> None:
         node.op, node.attrs, node.domain = op, {}, None
@@ -686,21 +763,16 @@ class _Walk:
                                   f"computed shape {shape}, declared {declared}", t.name)  # fmt: skip
                 continue
             kind = self.kind[t.name]
-            value = None
             if dtype is not None and not is_complex_np(dtype):
                 rank = None if shape is None else len(shape)
                 if not self.mixed:
                     self.conflict(t.inputs[0] if t.inputs else None,
                                   f"complex of shape {shape}, declared real {declared}", t.name)  # fmt: skip
                     continue
-                made_by = t.inputs[0].op if t.inputs else None
                 packed = declared is not None and declared[-1:] == [2]
                 if packed and rank in (None, len(declared) - 1):
                     declared = declared[:-1]
                     self.packed_io.append(f"output '{t.name}'")
-                elif made_by in REAL_VALUED:
-                    value, kind = self.part(t, 0), dtype
-                    self.readings.append(f"output '{t.name}': declared real, as {made_by} is")
                 elif declared is None or rank is None or rank == len(declared):
                     # Declared by its logical shape alone: written packed, S + [2].
                     self.packed_io.append(f"output '{t.name}' (declared {declared}, complex)")
@@ -711,10 +783,10 @@ class _Walk:
             if not _dims_equal(shape, declared):
                 self.conflict(t.inputs[0] if t.inputs else None,
                               f"computed shape {shape}, declared {declared}", t.name)  # fmt: skip
-            value = value or self.native_of(t)
+            value = self.native_of(t)
             if value is not t:
                 t.name = self.unique(f"{t.name}_packed")
-                out = gs.Variable(self.declared_name(i), dtype=kind, shape=declared)
+                out = gs.Variable(self.output_names[i], dtype=kind, shape=declared)
                 node = gs.Node("Identity", name=self.unique(f"{out.name}_identity"))
                 node.inputs, node.outputs = [value], [out]
                 self.graph.nodes.append(node)
@@ -753,18 +825,17 @@ class _Walk:
                     found.add(name)
         return found
 
-    def declared_name(self, i: int) -> str:
-        return self.model.graph.output[i].name
-
-    def export(self) -> onnx.ModelProto:
-        inputs = {id(t) for t in self.graph.inputs}
-        outputs = {id(t) for t in self.graph.outputs}
-        for t in self.graph.tensors().values():
-            if isinstance(t, gs.Variable) and id(t) not in inputs | outputs:
-                t.dtype, t.shape = None, None
+    def export(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        """The graph as a model with `model`'s versions and metadata."""
+        graphs = [self.graph, *(g for n in self.graph.nodes for g in n.subgraphs(recursive=True))]
+        declared = {id(t) for g in graphs for t in [*g.inputs, *g.outputs]}
+        for g in graphs:
+            for t in g.tensors().values():
+                if isinstance(t, gs.Variable) and id(t) not in declared:
+                    t.dtype, t.shape = None, None
         self.graph.cleanup(remove_unused_graph_inputs=False).toposort()
         out = gs.export_onnx(self.graph, do_type_check=False)
-        keep_model_fields(self.model, out)
+        keep_model_fields(model, out)
         return out
 
 
@@ -809,45 +880,44 @@ def normalize(model: onnx.ModelProto) -> Normalized:
     """
     if _plainly_real(model):
         return Normalized(model)
-    as_written = _Walk(model, mixed=False, complex_inputs=set())
-    if as_written.unread:
-        node = as_written.unread[0]
-        raise NormalizeError(
-            f"cannot read the exported graph: complex values enter its {node.op} body, which "
-            "declares them packed; such bodies are not read",
-            node=node.name, op_type=node.op,
-        )  # fmt: skip
+    opset = {o.domain or "": o.version for o in model.opset_import}
+
+    def walk(mixed: bool, inputs: set[str] = frozenset()) -> _Walk:
+        graph = gs.import_onnx(model)
+        declared = {t.name: t.dtype for t in graph.inputs}
+        given = {name: COMPLEX_OF[np.dtype(declared[name])] for name in inputs}
+        return _Walk(graph, opset, mixed, given)
+
+    as_written = walk(mixed=False)
     if not as_written.conflicts and not as_written.splits:
         return Normalized(model)
-    complex_inputs = as_written.split_inputs()
+    inputs = as_written.split_inputs()
     for _ in range(MAX_ROUNDS):
-        walk = _Walk(model, mixed=True, complex_inputs=complex_inputs)
-        more = walk.wants_complex - complex_inputs
-        if not more:
+        read = walk(mixed=True, inputs=inputs)
+        if read.wants_complex <= inputs:
             break
-        complex_inputs |= more
-    packed_inputs = as_written.packed_inputs()
-    if walk.conflicts and packed_inputs - complex_inputs:
+        inputs |= read.wants_complex
+    packed = as_written.packed_inputs()
+    if read.conflicts and packed - inputs:
         # No operand gave them away; the contradictions may: try every input that
         # could be packed as complex.
-        every = _Walk(model, mixed=True, complex_inputs=packed_inputs)
+        every = walk(mixed=True, inputs=packed)
         if not every.conflicts:
-            walk = every
+            read = every
+    done = Normalized(read.export(model) if read.changed else model, read.readings,
+                      read.packed_io, read.axis0)  # fmt: skip
     if not as_written.conflicts:
         # It runs as written; only an op that reads a packed pair as complex says
         # the exporter meant otherwise.
-        if walk.evidence and not walk.conflicts:
-            return Normalized(walk.export(), walk.readings, walk.packed_io, walk.axis0)
-        return Normalized(model)
+        return done if read.evidence and not read.conflicts else Normalized(model)
     before = {(c.node, c.message) for c in as_written.conflicts}
-    if before <= {(c.node, c.message) for c in walk.conflicts}:
+    if before <= {(c.node, c.message) for c in read.conflicts}:
         # The readings resolve nothing: whatever is wrong is not an exporter's mixing,
         # and the later stages say what it is.
         return Normalized(model)
-    if walk.conflicts:
-        c = walk.conflicts[0]
+    if read.conflicts:
+        c = read.conflicts[0]
         raise NormalizeError(
-            f"no consistent reading of the exported graph: {c.message}",
-            node=c.node, op_type=c.op_type, tensor=c.tensor,
-        )  # fmt: skip
-    return Normalized(walk.export(), walk.readings, walk.packed_io, walk.axis0)
+            f"{c.what}: {c.message}", node=c.node, op_type=c.op_type, tensor=c.tensor
+        )
+    return done

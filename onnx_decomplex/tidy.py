@@ -63,7 +63,7 @@ def tidy(graph: gs.Graph) -> gs.Graph:
 def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
     """Carries over what the graph export does not: versions, metadata, functions.
 
-    value_info is dropped: complex labels are gone, and exporters that lower
+    value_info is dropped, in subgraphs too: complex labels are gone, and exporters that lower
     complex values themselves leave real labels with the wrong shapes. The check
     re-derives every label by shape inference.
     """
@@ -76,4 +76,13 @@ def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
     dst.metadata_props.extend(src.metadata_props)
     if not dst.functions and src.functions:
         dst.functions.extend(src.functions)
-    del dst.graph.value_info[:]
+    _drop_value_info(dst.graph)
+
+
+def _drop_value_info(graph: onnx.GraphProto) -> None:
+    """Drops the labels of a graph and of every subgraph in it."""
+    del graph.value_info[:]
+    for node in graph.node:
+        for attr in node.attribute:
+            for g in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                _drop_value_info(g)

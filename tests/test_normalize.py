@@ -308,3 +308,27 @@ def test_random_exporter_graphs_convert_and_match_numpy(steps, typed, seed):
     onnx.checker.check_model(out, full_check=True)
     result = validate(model, out, feeds, expected=[fn(inputs)])
     assert result.passed, (steps, typed, result.outputs)
+
+
+def _scan_with_a_packed_body():
+    """A Scan whose body declares packed the complex state the node gives it."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["s"], ["s_out"]),
+            helper.make_node("Identity", ["x"], ["y"]),
+        ],
+        "body",
+        [vi("s", np.float32, [4, 2]), vi("x", np.float32, [5])],
+        [vi("s_out", np.float32, [4, 2]), vi("y", np.float32, [5])],
+    )
+    scan = helper.make_node("Scan", ["z", "xs"], ["z_out", "ys"], body=body, num_scan_inputs=1)
+    inputs = [vi("z", np.complex64, [4]), vi("xs", np.float32, [3, 5])]
+    return make_model(
+        [scan], inputs, [vi("z_out", np.float32, [4, 2]), vi("ys", np.float32, [3, 5])]
+    )
+
+
+def test_a_scan_body_that_mixes_the_forms_is_refused_naming_the_node():
+    with pytest.raises(NormalizeError, match="Scan body, which declares them packed") as info:
+        normalize(_scan_with_a_packed_body())
+    assert info.value.op_type == "Scan"
