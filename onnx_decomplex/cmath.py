@@ -423,8 +423,16 @@ def pow_real(ops, a, p, dtype):
 
 
 def pow_complex(ops, a, b, dtype):
-    """a^b = exp(b log a), principal branch"""
-    return exp(ops, mul(ops, b, log(ops, a, dtype)))
+    """a^b = exp(b log a), principal branch; as numpy, 0^b = 0 for Re b > 0 and a^0 = 1"""
+    re, im = exp(ops, mul(ops, b, log(ops, a, dtype)))
+    zero, one = _c(0, dtype), _c(1, dtype)
+    # exp(b log 0) is NaN: 0^b is 0 where Re b > 0 (and stays NaN elsewhere).
+    at_zero = ops.equal(abs2(ops, a), zero)
+    vanishes = ops.less(zero, b[0])
+    re = ops.where(at_zero, ops.where(vanishes, zero, re), re)
+    im = ops.where(at_zero, ops.where(vanishes, zero, im), im)
+    unit = ops.equal(abs2(ops, b), zero)
+    return ops.where(unit, one, re), ops.where(unit, zero, im)
 
 
 def interleaved_block(w: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
 from .rules import registry
 from .rules.patterns import unsqueezed
-from .tidy import fresh_name, keep_model_fields
+from .tidy import fresh_name, keep_model_fields, name_nodes
 
 Shape = list | None
 
@@ -81,6 +81,9 @@ graph built is evidence, even in a graph that runs as written."""
 REAL_VALUED = frozenset({"ReduceL1"})
 """Ops whose complex result has no imaginary part (ReduceL1 sums moduli): the exporter
 means the real value."""
+
+AXIS_OPS = frozenset({"ArgMax", "ArgMin", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "TopK"})
+"""Ops besides the reductions that work along a named axis."""
 
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
@@ -112,16 +115,17 @@ class Normalized:
         return bool(self.readings or self.packed_io)
 
 
-CONTRADICTION = "no consistent reading of the exported graph"
-
-
 @dataclass
 class _Conflict:
     node: str | None
     op_type: str | None
     tensor: str | None
     message: str
-    what: str = CONTRADICTION
+
+
+def _subgraphs(graph: gs.Graph) -> list[gs.Graph]:
+    """Every subgraph below `graph`, at any depth."""
+    return [g for n in graph.nodes for g in n.subgraphs(recursive=True)]
 
 
 def _declared(v: gs.Tensor) -> tuple[np.dtype | None, Shape]:
@@ -173,10 +177,13 @@ class _Walk:
         self.packed_io: list[str] = []
         self.axis0: list[str] = []
         self.wants_complex: set[str] = set()
-        self.evidence: list[str] = []  # nodes that read a packed pair as complex
+        self.evidence: list[str] = []  # nodes that read a pair the graph stacked as complex
+        self.weak: list[str] = []  # nodes that read a split input or a DFT output so
         # Complex values the graph holds packed as written: "last" ([..., 2]) or
         # "first" ([2, ...]), where the pair lies.
         self.as_packed: dict[str, str] = {}
+        self.built: set[str] = set()  # of those, pairs the graph stacked itself
+        self.unread: list[gs.Node] = []  # Scan nodes whose bodies mix the forms too
         self.splits = False  # a Gather reads the parts of a real [..., 2], or a DFT runs
         self.kind: dict[str, np.dtype] = {}  # complex values, by tensor name
         self.shape: dict[str, Shape] = {}  # logical shapes
@@ -185,13 +192,15 @@ class _Walk:
         self.packed: dict[str, gs.Tensor] = {}
         self.parts: dict[str, tuple[gs.Tensor, gs.Tensor]] = {}
         self.from_parts: set[str] = set()  # real values computed from parts of complex ones
-        self.names = set(self.graph.tensors()) | {n.name for n in self.graph.nodes}
+        self.names = {name for g in [self.graph, *_subgraphs(self.graph)]
+                      for name in [*g.tensors(), *(n.name for n in g.nodes)]}  # fmt: skip
         if parent is not None:
             for mine in ("kind", "shape", "elem", "native", "packed", "parts", "as_packed"):
                 getattr(self, mine).update(getattr(parent, mine))
             self.from_parts |= parent.from_parts
+            self.built |= parent.built
+            parent.names |= self.names
             self.names = parent.names
-            self.names.update(self.graph.tensors())
         self.output_names = [t.name for t in self.graph.outputs]
         self.declared_outputs = {t.name: _declared(t) for t in self.graph.outputs}
         self._sources(given)
@@ -203,11 +212,11 @@ class _Walk:
 
     def _sources(self, given: dict[str, np.dtype]) -> None:
         outputs = {id(t) for t in self.graph.outputs}
-        inputs = {id(t) for t in self.graph.inputs}
-        for t in self.graph.tensors().values():
-            if isinstance(t, gs.Variable) and id(t) not in inputs:
+        for node in self.graph.nodes:
+            for t in node.outputs:
                 # Exporters' labels of intermediate values are often wrong; outputs
-                # keep their declarations in `declared_outputs`.
+                # keep their declarations in `declared_outputs`. (Values a body
+                # captures are its enclosing graph's, and keep theirs.)
                 t.dtype, t.shape = None, None
                 if id(t) in outputs:
                     t.dtype, t.shape = self.declared_outputs[t.name]
@@ -240,8 +249,9 @@ class _Walk:
         return None if shape is None else len(shape)
 
     def is_float(self, t: gs.Tensor) -> bool:
-        dtype = self.kind.get(t.name) or self.elem.get(t.name)
-        return dtype is not None and dtype.kind in "fc"
+        """True for a complex value, or a real one of a type complex values have parts of
+        (float32, float64: ONNX has no complex half)."""
+        return t.name in self.kind or self.elem.get(t.name) in COMPLEX_OF
 
     def constant(self, t: gs.Tensor) -> np.ndarray | None:
         """The value of a small constant (an index, a shape, a scalar), else None.
@@ -260,15 +270,9 @@ class _Walk:
             return None if value is None else value.astype(np_of(t.inputs[0].attrs["to"]))
         return None
 
-    def conflict(
-        self,
-        node: gs.Node | None,
-        message: str,
-        tensor: str | None = None,
-        what: str = CONTRADICTION,
-    ) -> None:
+    def conflict(self, node: gs.Node | None, message: str, tensor: str | None = None) -> None:
         self.conflicts.append(
-            _Conflict(node.name if node else None, node.op if node else None, tensor, message, what)
+            _Conflict(node.name if node else None, node.op if node else None, tensor, message)
         )
 
     @property
@@ -416,8 +420,7 @@ class _Walk:
                 self._loop(node, kinds)
                 return
             else:
-                self.conflict(node, "complex values enter its Scan body, which declares them "
-                              "packed; such bodies are not read", what="cannot read the exported graph")  # fmt: skip
+                self.unread.append(node)
         if self.mixed:
             for t in node.inputs:
                 self._wants_complex(node, t, kinds)
@@ -469,9 +472,13 @@ class _Walk:
         return False
 
     def _evidence(self, node: gs.Node, kinds) -> None:
-        """Notes an op that reads a pair the graph packed, where the packed tensor and
-        the complex value it holds give different results. Ops that give the same on
-        both (a sum, a real scale) keep their result packed as written."""
+        """Notes an op that reads a pair the graph stacked itself, where the packed
+        tensor and the complex value it holds give different results. Ops that give the
+        same on both (a sum, a real scale) keep their result packed as written.
+
+        A stacked pair is evidence. A real input split by a Gather, or a DFT's output,
+        read whole is weaker: a real graph may do that too, so it counts only in a
+        graph that stacks pairs itself."""
         packed = [t for t, k in zip(node.inputs, kinds, strict=True)
                   if k is not None and t.name in self.as_packed]  # fmt: skip
         if not packed:
@@ -479,12 +486,15 @@ class _Walk:
         several = sum(k is not None for k in kinds) > 1
         scales = node.op in ("Mul", "Div") and not several and kinds[-1] is None
         layouts = {self.as_packed.get(t.name) for t, k in zip(node.inputs, kinds, strict=True) if k}
+        built = [t for t in packed if t.name in self.built]
         if node.op in ("Neg", "Identity", "Add", "Sub") or scales:
             if len(layouts) == 1 and None not in layouts:
                 self.as_packed.update((t.name, layouts.pop()) for t in node.outputs)
+                self.built.update(t.name for t in node.outputs if built)
         elif node.op in DIFFERS or node.op in ("Mul", "Div"):
-            self.evidence.append(node.name)
-            self.readings.append(f"{node.name} ({node.op}): reads '{packed[0].name}' as complex")
+            (self.evidence if built else self.weak).append(node.name)
+            name = (built or packed)[0].name
+            self.readings.append(f"{node.name} ({node.op}): reads '{name}' as complex")
 
     def _wants_complex(self, node: gs.Node, t: gs.Tensor, kinds) -> None:
         """Notes a graph input declared real S + [2] that meets a complex operand."""
@@ -596,7 +606,7 @@ class _Walk:
         complex_parts = a.name in self.kind or b.name in self.kind
         last = axis == ka == rank
         first = axis == ka == 0 and (complex_parts or {a.name, b.name} & self.from_parts)
-        if not (last or first):
+        if not (last or first) or self._reduced_along(node.outputs[0], axis):
             return False
         dtype = next(
             (self.kind[t.name] for t in (a, b) if t.name in self.kind),
@@ -619,12 +629,28 @@ class _Walk:
             if last:
                 self.packed[out.name] = out
             self.as_packed[out.name] = "last" if last else "first"
+            self.built.add(out.name)
             self.readings.append(
                 f"{node.name} (Concat): '{a.name}' + i '{b.name}', stacked on {where}"
             )
         if not last and rank > 0:
             self.axis0.append(node.name)
         return True
+
+    def _reduced_along(self, t: gs.Tensor, axis: int) -> bool:
+        """True when a consumer reduces `t` along `axis` by name (ReduceSum(axes=[-1]),
+        Softmax, ...): a real stack, whose two halves are summed or compared, not a
+        complex pair. The exporter never reduces over the axis it packs a pair on."""
+        rank = len(self.shape.get(t.name) or []) + 1
+        for node in t.outputs:
+            if not (node.op.startswith("Reduce") or node.op in AXIS_OPS):
+                continue
+            axes = node.attrs.get("axes", node.attrs.get("axis"))
+            if axes is None and len(node.inputs) > 1 and node.inputs[1].name:
+                axes = self.constant(node.inputs[1])
+            if axes is not None and {int(a) % rank for a in np.ravel(axes)} & {axis % rank}:
+                return True
+        return False
 
     def _zero_scaled(self, b: gs.Tensor, a: gs.Tensor) -> bool:
         """True when b = a * 0: the exporter's imaginary part of a value already complex."""
@@ -640,6 +666,8 @@ class _Walk:
     def _dft(self, node: gs.Node, kinds) -> bool:
         """DFT reads its signal packed and gives a packed complex value."""
         x = node.inputs[0]
+        if not self.is_float(x):
+            return False  # a half-precision signal: no complex type to read it as
         if kinds[0] is not None:
             node.inputs[0] = self.packed_of(x)
         self._infer(node)
@@ -694,6 +722,8 @@ class _Walk:
             if same and not node.attrs.get("onesided"):
                 self.shape[node.outputs[0].name] = self.shape.get(node.inputs[0].name)
             return
+        if next(node.subgraphs(), None) is not None:
+            return  # their bodies' types are their own: outputs stay unknown
         if node.op == "Transpose" and "perm" in node.attrs:
             rank = self.rank(node.inputs[0])
             if rank is not None and len(node.attrs["perm"]) != rank:
@@ -827,7 +857,7 @@ class _Walk:
 
     def export(self, model: onnx.ModelProto) -> onnx.ModelProto:
         """The graph as a model with `model`'s versions and metadata."""
-        graphs = [self.graph, *(g for n in self.graph.nodes for g in n.subgraphs(recursive=True))]
+        graphs = [self.graph, *_subgraphs(self.graph)]
         declared = {id(t) for g in graphs for t in [*g.inputs, *g.outputs]}
         for g in graphs:
             for t in g.tensors().values():
@@ -884,6 +914,7 @@ def normalize(model: onnx.ModelProto) -> Normalized:
 
     def walk(mixed: bool, inputs: set[str] = frozenset()) -> _Walk:
         graph = gs.import_onnx(model)
+        name_nodes(graph)  # so that every reading and refusal names its node
         declared = {t.name: t.dtype for t in graph.inputs}
         given = {name: COMPLEX_OF[np.dtype(declared[name])] for name in inputs}
         return _Walk(graph, opset, mixed, given)
@@ -904,20 +935,30 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         every = walk(mixed=True, inputs=packed)
         if not every.conflicts:
             read = every
-    done = Normalized(read.export(model) if read.changed else model, read.readings,
-                      read.packed_io, read.axis0)  # fmt: skip
     if not as_written.conflicts:
         # It runs as written; only an op that reads a packed pair as complex says
         # the exporter meant otherwise.
-        return done if read.evidence and not read.conflicts else Normalized(model)
-    before = {(c.node, c.message) for c in as_written.conflicts}
-    if before <= {(c.node, c.message) for c in read.conflicts}:
-        # The readings resolve nothing: whatever is wrong is not an exporter's mixing,
-        # and the later stages say what it is.
+        if not (read.evidence or (read.weak and read.built)) or read.conflicts:
+            return Normalized(model)
+    else:
+        if read.unread:
+            node = read.unread[0]
+            raise NormalizeError(
+                "cannot read the exported graph: complex values enter its Scan body, which "
+                "declares them packed; such bodies are not read",
+                node=node.name, op_type=node.op,
+            )  # fmt: skip
+        before = {(c.node, c.tensor) for c in as_written.conflicts}
+        if before <= {(c.node, c.tensor) for c in read.conflicts}:
+            # The readings resolve nothing where the graph contradicts itself: whatever
+            # is wrong is not an exporter's mixing, and the later stages say what it is.
+            return Normalized(model)
+        if read.conflicts:
+            c = read.conflicts[0]
+            raise NormalizeError(
+                f"no consistent reading of the exported graph: {c.message}",
+                node=c.node, op_type=c.op_type, tensor=c.tensor,
+            )  # fmt: skip
+    if not read.changed:
         return Normalized(model)
-    if read.conflicts:
-        c = read.conflicts[0]
-        raise NormalizeError(
-            f"{c.what}: {c.message}", node=c.node, op_type=c.op_type, tensor=c.tensor
-        )
-    return done
+    return Normalized(read.export(model), read.readings, read.packed_io, read.axis0)

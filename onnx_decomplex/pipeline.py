@@ -422,6 +422,8 @@ def convert_file(
         check_paths(src, dst)
         if normalized_path is not None:
             check_paths(src, Path(normalized_path))
+            if Path(normalized_path).resolve() == dst.resolve():
+                raise DecomplexError(f"the normalized model's path {normalized_path} is OUT itself")
         if expected_file is not None and inputs_file is None and check_numerics:
             raise DecomplexError(
                 "expected outputs need the inputs they were computed on (--load-inputs)",
@@ -481,7 +483,7 @@ def convert_file(
                     atol, rtol = max(atol, DEFAULT_ATOL), max(rtol, DEFAULT_RTOL)
                 if feeds is None:
                     feeds = random_inputs(original, resolve_shapes(original, input_shapes), seed)
-                if not passed_through:
+                if not passed_through or engine is not None:
                     result.validation = validate(
                         original, dst, feeds, atol=atol, rtol=rtol, expected=expected
                     )

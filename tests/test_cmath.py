@@ -156,6 +156,14 @@ def test_complex_power():
     np.testing.assert_allclose(re + 1j * im, A**B, rtol=1e-12)
 
 
+def test_complex_power_of_zero_is_numpys():
+    a = np.zeros(4, np.complex128)
+    b = np.array([2, 1 + 1j, 0, -1 + 0.5j])
+    with np.errstate(invalid="ignore", divide="ignore"):  # log 0, as in the model
+        re, im = cmath.pow_complex(NUMPY, parts(a), parts(b), F64)
+        np.testing.assert_array_equal(re + 1j * im, a**b)  # 0, 0, 1, nan
+
+
 def test_double_helpers_for_missing_float64_kernels():
     x = np.linspace(-30, 30, 101)
     np.testing.assert_allclose(cmath.sinh_by_exp(NUMPY, x), np.sinh(x), rtol=1e-14)

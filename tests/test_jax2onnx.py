@@ -200,3 +200,11 @@ def test_invalid_export_is_refused_in_one_line_naming_the_node(name, tmp_path):
     (line,) = result.stderr.strip().splitlines()
     assert str(src) in line and REFUSED[name] in line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_normalized_model_cannot_be_written_over_out(tmp_path):
+    src = _files("scale_half")[0]
+    out = tmp_path / "o.onnx"
+    result = CliRunner().invoke(main, [str(src), str(out), "--save-normalized", str(out)])
+    assert result.exit_code == 1 and "is OUT itself" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -96,13 +96,49 @@ def test_a_valid_native_model_is_left_alone():
     assert normalize(model).model is model
 
 
-def test_a_consistent_real_stack_is_left_alone():
-    """A real graph that stacks two values on a new last axis is not a complex pair."""
+def test_a_real_stack_summed_over_its_new_axis_stays_real():
+    """In a graph that reads parts of a complex value, a stack of two real values that
+    is then reduced over the new axis is a real stack: the exporter never reduces over
+    the axis it packs a pair on."""
     e = Export()
-    e.inputs = [vi("x", np.float32, SHAPE), vi("y", np.float32, SHAPE)]
-    stacked, _ = e.pair("x", "y")
+    e.inputs = [vi("z", np.complex64, SHAPE), vi("x", np.float32, SHAPE)]
+    re, _ = e.split(("z", "typed"))
+    stacked, _ = e.pair("x", e.op("Neg", "x"))
     total = e.op("ReduceSum", stacked, e.const(np.array([-1], np.int64)), keepdims=0)
-    model = e.model([vi(total, np.float32, SHAPE)])
+    out = e.op("Add", re, total)
+    model = e.model([vi(out, np.float32, SHAPE)])
+    z = _z()
+    x = np.random.default_rng(3).standard_normal(SHAPE).astype(np.float32)
+    _, report = _converted(model, {"z": z, "x": x}, [z.real])
+    assert not any("Concat" in line for line in report.readings)
+
+
+def test_a_real_graph_that_splits_an_input_is_left_alone():
+    """A real [..., 2] input read by part and read whole (Sigmoid) is not made complex:
+    only a graph that stacks pairs itself shows that it means complex values."""
+    e = Export()
+    e.inputs = [vi("p", np.float32, [5, 2])]
+    first = e.op("Gather", "p", e.const(np.array(0, np.int64)), axis=1)
+    squashed = e.op("Sigmoid", "p")
+    model = e.model([vi(first, np.float32, [5]), vi(squashed, np.float32, [5, 2])])
+    assert normalize(model).model is model
+
+
+def test_a_real_graph_that_multiplies_dft_outputs_is_left_alone():
+    e = Export()
+    e.inputs = [vi("x", np.float32, [2, 8, 1])]
+    f = e.op("DFT", "x", axis=1)
+    model = e.model([vi(e.op("Mul", f, f), np.float32, [2, 8, 2])])
+    assert normalize(model).model is model
+
+
+def test_half_precision_is_never_a_complex_pair():
+    """ONNX has no complex half: float16 parts pair into nothing."""
+    e = Export()
+    e.inputs = [vi("x", np.float16, [1, 8, 2])]
+    f = e.op("DFT", "x", axis=1)
+    first = e.op("Gather", f, e.const(np.array(0, np.int64)), axis=2)
+    model = e.model([vi(first, np.float16, [1, 8])])
     assert normalize(model).model is model
 
 
@@ -332,3 +368,27 @@ def test_a_scan_body_that_mixes_the_forms_is_refused_naming_the_node():
     with pytest.raises(NormalizeError, match="Scan body, which declares them packed") as info:
         normalize(_scan_with_a_packed_body())
     assert info.value.op_type == "Scan"
+
+
+def test_a_loop_body_keeps_the_types_of_the_inputs_it_captures():
+    """A Loop body that declares its complex state packed, and multiplies it by an input
+    of the enclosing graph: that input keeps its declaration."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Mul", ["s", "c"], ["s_out"])],
+        "body",
+        [vi("i", np.int64, []), vi("cond", np.bool_, []), vi("s", np.float32, [4, 2])],
+        [vi("cond_out", np.bool_, []), vi("s_out", np.complex64, [4])],
+    )  # fmt: skip
+    loop = helper.make_node("Loop", ["n", "", "z"], ["z_out"], body=body)
+    model = make_model(
+        [loop],
+        [vi("z", np.complex64, [4]), vi("c", np.float32, [4])],
+        [vi("z_out", np.float32, [4, 2])],
+        [init("n", np.array(3, np.int64))],
+    )
+    z, c = _z(shape=(4,)), np.random.default_rng(4).standard_normal(4).astype(np.float32)
+    normalized = normalize(model).model
+    declared = {v.name: v.type.tensor_type.elem_type for v in normalized.graph.input}
+    assert declared == {"z": onnx.TensorProto.COMPLEX64, "c": onnx.TensorProto.FLOAT}
+    _converted(model, {"z": z, "c": c}, [z * c**3])

@@ -14,10 +14,13 @@ import types
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from helpers import make_model, vi
+from onnx import helper
 
 from onnx_decomplex.trt import engine
-from onnx_decomplex.trt.engine import EngineError, preflight
+from onnx_decomplex.trt.engine import EngineError, EngineOptions, preflight
 
 HAS_TENSORRT = importlib.util.find_spec("tensorrt") is not None
 
@@ -262,3 +265,28 @@ def test_bad_plan_paths_are_refused_first(tmp_path, root, where, message):
     assert run.returncode == 1 and run.stderr.count("\n") == 1
     assert message in run.stderr and "TensorRT is not available" not in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_a_model_with_nothing_to_rewrite_is_still_checked_against_its_engine(tmp_path, monkeypatch):
+    """The engine's outputs are compared with the reference even when the model held
+    no complex value (TensorRT itself stood in for: this checks the comparison)."""
+    import onnx_decomplex.pipeline as pipeline
+    from onnx_decomplex.trt.engine import EngineResult
+
+    class Toolkit:
+        version = "stand-in"
+
+    plan = tmp_path / "m.plan"
+    monkeypatch.setattr(pipeline, "preflight", lambda fp16=False: Toolkit())
+    monkeypatch.setattr(pipeline, "build_engine",
+                        lambda dst, options, profile, toolkit: EngineResult(plan, 1, 0.0, "stand-in"))  # fmt: skip
+    monkeypatch.setattr(pipeline, "run_engine", lambda p, feeds, toolkit: {"y": np.abs(feeds["x"])})
+    src = tmp_path / "m.onnx"
+    model = make_model([helper.make_node("Abs", ["x"], ["y"])], [vi("x", np.float32, [2, 3])],
+                       [vi("y", np.float32, [2, 3])])  # fmt: skip
+    onnx.save(model, src)
+    result = pipeline.convert_file(src, tmp_path / "o.onnx", engine=EngineOptions(plan=plan))
+    assert not result.report.changed
+    assert (
+        result.engine_validation.passed and result.engine_validation.runtime == "TensorRT stand-in"
+    )
