@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: run test test-slow test-gpu bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch coverage clean
+.PHONY: run test test-slow test-gpu bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -80,3 +80,9 @@ fixtures-torch:
 	python3 -m venv .venv-torch
 	.venv-torch/bin/pip install -q -r fixtures/torch/requirements.txt
 	.venv-torch/bin/python fixtures/torch/make_torch.py
+
+# Regenerates fixtures/tf2onnx/ with tf2onnx, in its own environment.
+fixtures-tf:
+	python3 -m venv .venv-tf
+	.venv-tf/bin/pip install -q -r fixtures/tf2onnx/requirements.txt
+	cd fixtures/tf2onnx && ../../.venv-tf/bin/python make_tf2onnx.py

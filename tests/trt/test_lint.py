@@ -29,7 +29,7 @@ def test_zoo_passes_after_the_tensorrt_target(root):
         try:
             out, report = decomplex(model, target="tensorrt")
         except (UnsupportedError, NormalizeError):
-            continue  # refused with a reason (complex_relu, cumprod): nothing to hand TensorRT
+            continue  # refused with a reason (complex_relu; raw ops): nothing to hand TensorRT
         result = lint(out)
         assert result.passed, (path.name, messages(result))
         if find_complex(model):
