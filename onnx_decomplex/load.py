@@ -17,6 +17,13 @@ from onnx.external_data_helper import (
 from .dtypes import is_complex_onnx
 from .errors import LoadError
 
+TENSORFLOW_OPS = frozenset(
+    {"Complex", "Real", "Imag", "Angle", "Conj", "ComplexAbs", "FFT", "IFFT", "FFT2D",
+     "RFFT", "IRFFT"}
+)  # fmt: skip
+"""TensorFlow's complex ops, which tf2onnx writes as they are, in the default domain,
+where it has no converter. They are no ONNX ops; `normalize` gives them their meaning."""
+
 STREAM_MIN_BYTES = 1 << 20
 """With `stream`, real external tensors of this size or more stay on disk: the
 rewrite does not read them, and saving copies their bytes file to file."""
@@ -70,6 +77,22 @@ def _check_external(model: onnx.ModelProto, path: Path) -> None:
             )
 
 
+def _with_tensorflow_ops_aside(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """A copy with TensorFlow's raw ops in a domain of their own, for the checker to
+    pass over; None when the model has none."""
+    if not any(
+        n.op_type in TENSORFLOW_OPS and n.domain in ("", "ai.onnx") for n in model.graph.node
+    ):
+        return None
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for node in copy.graph.node:
+        if node.op_type in TENSORFLOW_OPS and node.domain in ("", "ai.onnx"):
+            node.domain = "org.tensorflow"
+    copy.opset_import.append(onnx.helper.make_opsetid("org.tensorflow", 1))
+    return copy
+
+
 def load_model(path: str | Path) -> onnx.ModelProto:
     """Reads an ONNX model and its external data (see `read_model`)."""
     return read_model(path)[0]
@@ -121,7 +144,8 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
     try:
         # Tensors still on disk are checked where they are, beside the file.
         on_disk = any(uses_external_data(t) for t in external)
-        onnx.checker.check_model(str(path) if on_disk else model)
+        raw = _with_tensorflow_ops_aside(model)
+        onnx.checker.check_model(raw or (str(path) if on_disk else model))
     except Exception as e:
         raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
     return model, bool(external)

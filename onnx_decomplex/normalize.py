@@ -19,6 +19,12 @@ output is a complex value too, which each consumer reads in its own form; Reduce
 that declares packed the complex state it is given is read the same way, with that
 state; a Scan body like it is not read.
 
+TensorFlow's own complex ops, which tf2onnx writes as they are in the default domain
+where it has no converter (`Complex`, `Real`, `Imag`, `Conj`, `ComplexAbs`, `Angle`,
+`FFT`, `IFFT`, `FFT2D`, `RFFT`, `IRFFT`), get TensorFlow's meaning; the Gather on axis 0
+and the `2+0j` exponent that tf2onnx's own converters put after a raw FFT read its pair on
+that leading axis.
+
 A graph input or output declared real `S + [2]` for a complex value of shape S is
 its packed declaration; the normalized model declares it complex S. Such an input
 is read as complex when a Gather splits it on its last axis, when it meets a
@@ -49,6 +55,7 @@ from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 from .check import find_complex
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
+from .load import TENSORFLOW_OPS
 from .rules import registry
 from .rules.patterns import unsqueezed
 from .tidy import fresh_name, keep_model_fields, name_nodes
@@ -184,6 +191,7 @@ class _Walk:
         self.as_packed: dict[str, str] = {}
         self.built: set[str] = set()  # of those, pairs the graph stacked itself
         self.unread: list[gs.Node] = []  # Scan nodes whose bodies mix the forms too
+        self.leading: set[str] = set()  # raw TensorFlow FFTs: tf2onnx's pair on axis 0
         self.splits = False  # a Gather reads the parts of a real [..., 2], or a DFT runs
         self.kind: dict[str, np.dtype] = {}  # complex values, by tensor name
         self.shape: dict[str, Shape] = {}  # logical shapes
@@ -378,6 +386,12 @@ class _Walk:
 
     def _visit(self, node: gs.Node) -> None:
         kinds = [self.kind.get(t.name) if t.name else None for t in node.inputs]
+        if node.op in TENSORFLOW_OPS and (node.domain or "") in ("", "ai.onnx"):
+            if self.mixed:
+                self._tensorflow(node)
+            else:
+                self.conflict(node, f"{node.op} is TensorFlow's op, left as it is; no ONNX op")
+            return
         if self.mixed and self._read(node, kinds):
             return
         if not any(kinds):
@@ -508,6 +522,8 @@ class _Walk:
         """Applies the exporter's readings to `node`; False when none applies."""
         if node.op == "Gather" and kinds[0] is not None:
             return self._channel(node)
+        if node.op == "Pow" and kinds[0] is None and kinds[1] is not None:
+            return self._real_exponent(node)
         if node.op == "Concat":
             return self._pair(node)
         if node.op == "DFT":
@@ -526,6 +542,79 @@ class _Walk:
             self.readings.append(f"{node.name} (Cast): '{z.name}' is complex already")
             return True
         return False
+
+    def _emit_dft(self, signal, axis: int, name: str, length=None, **attrs) -> gs.Tensor:
+        """DFT of a [..., 1] or [..., 2] tensor along `axis`, in the opset's spelling."""
+        dtype = self.elem.get(signal.name, np.dtype(np.float32))
+        extra = [self.scalar(length, np.int64, f"{name}_length") if length is not None else None]
+        if self.opset.get("", 0) >= 20:
+            extra.append(self.scalar(axis, np.int64, f"{name}_axis"))
+        else:
+            attrs["axis"] = axis
+        inputs = [signal, *extra]
+        while inputs[-1] is None:
+            inputs.pop()
+        inputs = [t if t is not None else gs.Variable.empty() for t in inputs]
+        return self.emit("DFT", inputs, attrs, name=name, dtype=dtype, shape=None)
+
+    def _tensorflow(self, node: gs.Node) -> None:
+        """TensorFlow's own complex ops, which tf2onnx writes as they are: their meaning
+        in TensorFlow, spelled in ONNX."""
+        op, x, out = node.op, node.inputs[0], node.outputs[0]
+        shape, rank = self.shape.get(x.name), self.rank(x)
+        if op == "Complex":
+            re, im = node.inputs
+            kind = COMPLEX_OF[self.elem[re.name]]
+            result, shape = self.combine(re, im, kind, shape, out.name), shape
+        elif op in ("Real", "Imag"):
+            result = self.part(x, int(op == "Imag"))
+        elif op == "Conj":
+            re, im = self.parts_of(x)
+            minus = self.emit("Neg", [im], name=f"{out.name}_minus_im", dtype=self.elem[im.name],
+                              shape=shape)  # fmt: skip
+            result = self.combine(re, minus, self.kind[x.name], shape, out.name)
+        elif op == "ComplexAbs":
+            result = self.emit("Abs", [self.native_of(x)], name=f"{out.name}_abs",
+                               dtype=real_of(self.kind[x.name]), shape=shape)  # fmt: skip
+        elif op == "Angle":
+            # arg z = Im log z, which is atan2(Im z, Re z), signed zeros included.
+            log = self.emit("Log", [self.native_of(x)], name=f"{out.name}_log",
+                            dtype=self.kind[x.name], shape=shape)  # fmt: skip
+            result = self.part(log, 1)
+        elif op in ("FFT", "IFFT", "FFT2D"):
+            result = self.packed_of(x)
+            for axis in [rank - 2, rank - 1] if op == "FFT2D" else [rank - 1]:
+                result = self._emit_dft(result, axis, f"{out.name}_dft", inverse=int(op == "IFFT"))
+        elif op in ("RFFT", "IRFFT"):
+            length = self.constant(node.inputs[1])
+            if length is None or length.size != 1:
+                self.conflict(node, f"{op}'s fft_length is not a constant", node.inputs[1].name)
+                return
+            n = int(length.reshape(()))
+            if op == "RFFT":
+                signal = self.emit("Unsqueeze", [x, self.scalar([-1], np.int64, f"{out.name}_axes")],
+                                   name=f"{out.name}_signal", dtype=self.elem[x.name], shape=None)  # fmt: skip
+                result = self._emit_dft(signal, rank - 1, f"{out.name}_dft", length=n, onesided=1)
+                shape = None if shape is None else [*shape[:-1], n // 2 + 1]
+            else:
+                # onnx's one-sided inverse is numpy's irfft: the imaginary parts of the
+                # DC and Nyquist bins are ignored, as TensorFlow ignores them.
+                spectrum = self._emit_dft(self.packed_of(x), rank - 1, f"{out.name}_dft", length=n,
+                                     inverse=1, onesided=1)  # fmt: skip
+                result = self.emit("Squeeze", [spectrum, self.scalar([-1], np.int64, f"{out.name}_axes")],
+                                   name=f"{out.name}_real", dtype=real_of(self.kind[x.name]), shape=None)  # fmt: skip
+                shape = None if shape is None else [*shape[:-1], n]
+        self._become(node, "Identity", [result])
+        if op in ("FFT", "IFFT", "FFT2D", "RFFT"):
+            self.leading.add(out.name)
+            kind = COMPLEX_OF[self.elem[result.name]]
+            self.kind[out.name], self.shape[out.name] = kind, shape
+            self.packed[out.name], self.as_packed[out.name] = out, "last"
+        elif op in ("Complex", "Conj"):
+            self._set_native(out, self.kind[result.name], shape)
+        else:
+            self.elem[out.name], self.shape[out.name] = self.elem[result.name], shape
+        self.readings.append(f"{node.name} ({op}): TensorFlow's {op}, left as it is by tf2onnx")
 
     def _real_valued(self, node: gs.Node) -> None:
         """ReduceL1(z) and the like: the real value, which ONNX types complex."""
@@ -553,10 +642,25 @@ class _Walk:
         self.native[out.name] = out
         self.shape[out.name] = shape
 
+    def _real_exponent(self, node: gs.Node) -> bool:
+        """Pow(x, w) of a real x, w a complex constant with no imaginary part (tf2onnx's
+        2+0j of a magnitude): the real power."""
+        base, w = node.inputs
+        value = self.constant(w)
+        if value is None or np.any(value.imag):
+            return False
+        real = value.real.astype(self.elem.get(base.name, np.float32))
+        node.inputs[1] = gs.Constant(self.unique(f"{w.name}_real"), real)
+        self.readings.append(f"{node.name} (Pow): exponent '{w.name}' is real")
+        self._plain(node)
+        return True
+
     def _channel(self, node: gs.Node) -> bool:
         """Gather(z, 0|1, axis=rank z): Re z or Im z."""
         z, idx = node.inputs
         value = self.constant(idx)
+        if value is not None and value.shape == (1,) and z.name in self.leading:
+            return self._leading_part(node, z, int(value[0]))
         if value is None or value.ndim != 0 or int(value) not in (0, 1):
             return False
         axis = int(node.attrs.get("axis", 0))
@@ -573,6 +677,23 @@ class _Walk:
         self.from_parts.add(out.name)
         self.readings.append(
             f"{node.name} (Gather): {('Re', 'Im')[int(value)]} '{z.name}' (axis {axis} is its pair)"
+        )
+        return True
+
+    def _leading_part(self, node: gs.Node, z: gs.Tensor, index: int) -> bool:
+        """Gather(z, [0|1], axis=0) on a raw TensorFlow FFT: tf2onnx's own converters
+        read its output as the pair on a new leading axis, so this is Re z or Im z, on
+        a leading axis of 1."""
+        if int(node.attrs.get("axis", 0)) != 0 or index not in (0, 1):
+            return False
+        part = self.part(z, index)
+        self._become(node, "Unsqueeze", [part, self.scalar([0], np.int64, f"{node.name}_axes")])
+        out = node.outputs[0]
+        shape = self.shape.get(z.name)
+        self.elem[out.name] = real_of(self.kind[z.name])
+        self.shape[out.name] = None if shape is None else [1, *shape]
+        self.readings.append(
+            f"{node.name} (Gather): {('Re', 'Im')[index]} '{z.name}', tf2onnx's pair on axis 0"
         )
         return True
 
