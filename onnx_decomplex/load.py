@@ -18,8 +18,8 @@ from .dtypes import is_complex_onnx
 from .errors import LoadError
 
 TENSORFLOW_OPS = frozenset(
-    {"Complex", "Real", "Imag", "Angle", "Conj", "ComplexAbs", "FFT", "IFFT", "FFT2D",
-     "RFFT", "IRFFT"}
+    {"Complex", "Real", "Imag", "Angle", "Conj", "ComplexAbs",
+     *(f"{kind}{suffix}" for kind in ("FFT", "IFFT", "RFFT", "IRFFT") for suffix in ("", "2D", "3D"))}
 )  # fmt: skip
 """TensorFlow's complex ops, which tf2onnx writes as they are, in the default domain,
 where it has no converter. They are no ONNX ops; `normalize` gives them their meaning."""

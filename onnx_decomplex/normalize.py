@@ -20,8 +20,8 @@ that declares packed the complex state it is given is read the same way, with th
 state; a Scan body like it is not read.
 
 TensorFlow's own complex ops, which tf2onnx writes as they are in the default domain
-where it has no converter (`Complex`, `Real`, `Imag`, `Conj`, `ComplexAbs`, `Angle`,
-`FFT`, `IFFT`, `FFT2D`, `RFFT`, `IRFFT`), get TensorFlow's meaning; the Gather on axis 0
+where it has no converter (`Complex`, `Real`, `Imag`, `Conj`, `ComplexAbs`, `Angle`, and
+`FFT`, `IFFT`, `RFFT`, `IRFFT` with their 2-D and 3-D forms), get TensorFlow's meaning; the Gather on axis 0
 and the `2+0j` exponent that tf2onnx's own converters put after a raw FFT read its pair on
 that leading axis.
 
@@ -91,6 +91,13 @@ means the real value."""
 
 AXIS_OPS = frozenset({"ArgMax", "ArgMin", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "TopK"})
 """Ops besides the reductions that work along a named axis."""
+
+TRANSFORMS = {
+    f"{kind}{suffix}": k
+    for kind in ("FFT", "IFFT", "RFFT", "IRFFT")
+    for suffix, k in (("", 1), ("2D", 2), ("3D", 3))
+}
+"""TensorFlow's Fourier transforms, by how many innermost axes they transform."""
 
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
@@ -581,31 +588,40 @@ class _Walk:
             log = self.emit("Log", [self.native_of(x)], name=f"{out.name}_log",
                             dtype=self.kind[x.name], shape=shape)  # fmt: skip
             result = self.part(log, 1)
-        elif op in ("FFT", "IFFT", "FFT2D"):
+        elif op in TRANSFORMS and not op.startswith(("RFFT", "IRFFT")):
             result = self.packed_of(x)
-            for axis in [rank - 2, rank - 1] if op == "FFT2D" else [rank - 1]:
-                result = self._emit_dft(result, axis, f"{out.name}_dft", inverse=int(op == "IFFT"))
-        elif op in ("RFFT", "IRFFT"):
+            for axis in range(rank - TRANSFORMS[op], rank):
+                result = self._emit_dft(result, axis, f"{out.name}_dft", inverse=int(op[0] == "I"))
+        else:  # RFFT, IRFFT and their 2-D and 3-D forms, with their fft_length
+            k = TRANSFORMS[op]
             length = self.constant(node.inputs[1])
-            if length is None or length.size != 1:
-                self.conflict(node, f"{op}'s fft_length is not a constant", node.inputs[1].name)
+            if length is None or length.size != k:
+                self.conflict(
+                    node, f"{op}'s fft_length is not a constant of {k}", node.inputs[1].name
+                )
                 return
-            n = int(length.reshape(()))
-            if op == "RFFT":
+            *outer, n = (int(v) for v in length.reshape(-1))
+            axes = range(rank - k, rank - 1)
+            if op.startswith("RFFT"):
                 signal = self.emit("Unsqueeze", [x, self.scalar([-1], np.int64, f"{out.name}_axes")],
                                    name=f"{out.name}_signal", dtype=self.elem[x.name], shape=None)  # fmt: skip
                 result = self._emit_dft(signal, rank - 1, f"{out.name}_dft", length=n, onesided=1)
-                shape = None if shape is None else [*shape[:-1], n // 2 + 1]
+                for axis, m in zip(axes, outer, strict=True):
+                    result = self._emit_dft(result, axis, f"{out.name}_dft", length=m)
+                shape = None if shape is None else [*shape[: rank - k], *outer, n // 2 + 1]
             else:
                 # onnx's one-sided inverse is numpy's irfft: the imaginary parts of the
                 # DC and Nyquist bins are ignored, as TensorFlow ignores them.
-                spectrum = self._emit_dft(self.packed_of(x), rank - 1, f"{out.name}_dft", length=n,
-                                     inverse=1, onesided=1)  # fmt: skip
-                result = self.emit("Squeeze", [spectrum, self.scalar([-1], np.int64, f"{out.name}_axes")],
+                result = self.packed_of(x)
+                for axis, m in zip(axes, outer, strict=True):
+                    result = self._emit_dft(result, axis, f"{out.name}_dft", length=m, inverse=1)
+                result = self._emit_dft(result, rank - 1, f"{out.name}_dft", length=n,
+                                        inverse=1, onesided=1)  # fmt: skip
+                result = self.emit("Squeeze", [result, self.scalar([-1], np.int64, f"{out.name}_axes")],
                                    name=f"{out.name}_real", dtype=real_of(self.kind[x.name]), shape=None)  # fmt: skip
-                shape = None if shape is None else [*shape[:-1], n]
+                shape = None if shape is None else [*shape[: rank - k], *outer, n]
         self._become(node, "Identity", [result])
-        if op in ("FFT", "IFFT", "FFT2D", "RFFT"):
+        if op in TRANSFORMS and not op.startswith("IRFFT"):
             self.leading.add(out.name)
             kind = COMPLEX_OF[self.elem[result.name]]
             self.kind[out.name], self.shape[out.name] = kind, shape
