@@ -368,11 +368,13 @@ class FileResult:
         return all(v.passed for v in self.validations)
 
 
-def _engine_paths(src: Path, dst: Path, options: EngineOptions) -> None:
-    plan = Path(options.plan)
-    check_paths(src, plan)  # not the input, not a folder, in a folder that exists
-    if plan.resolve() == dst.resolve():
-        raise DecomplexError(f"the engine path {plan} is OUT itself")
+def _side_path(src: Path, dst: Path, path, what: str) -> None:
+    """A second file written beside OUT: not the input, not OUT, not a folder, in a
+    folder that exists."""
+    path = Path(path)
+    check_paths(src, path)
+    if path.resolve() == dst.resolve():
+        raise DecomplexError(f"the {what} {path} is OUT itself")
 
 
 def convert_file(
@@ -421,9 +423,7 @@ def convert_file(
     try:
         check_paths(src, dst)
         if normalized_path is not None:
-            check_paths(src, Path(normalized_path))
-            if Path(normalized_path).resolve() == dst.resolve():
-                raise DecomplexError(f"the normalized model's path {normalized_path} is OUT itself")
+            _side_path(src, dst, normalized_path, "normalized model's path")
         if expected_file is not None and inputs_file is None and check_numerics:
             raise DecomplexError(
                 "expected outputs need the inputs they were computed on (--load-inputs)",
@@ -432,7 +432,7 @@ def convert_file(
         toolkit = None
         if engine is not None:
             target = "tensorrt"
-            _engine_paths(src, dst, engine)
+            _side_path(src, dst, engine.plan, "engine path")
             toolkit = preflight(engine.fp16)  # before any work: nothing to undo
         model, had_external = read_model(src, stream=True)
         profile = build_profile(model, engine.shapes) if engine is not None else None

@@ -152,6 +152,15 @@ EXPECTED = "expected"
 or `expected:NAME` for each output by name."""
 
 
+def _read_npz(path, what: str) -> dict[str, np.ndarray]:
+    """Every array of an .npz file, by name."""
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except Exception as e:
+        raise DecomplexError(f"cannot read {what}: {e}", file=str(path)) from e
+
+
 def load_saved(
     path: str, model: onnx.ModelProto
 ) -> tuple[dict[str, np.ndarray], list[np.ndarray] | None]:
@@ -166,11 +175,7 @@ def load_saved(
         The inputs by name, and the expected outputs in graph order (None when the
         file holds none).
     """
-    try:
-        with np.load(path) as data:
-            arrays = {k: data[k] for k in data.files}
-    except Exception as e:
-        raise DecomplexError(f"cannot read inputs: {e}", file=str(path)) from e
+    arrays = _read_npz(path, "inputs")
     feeds = {}
     for v in _graph_inputs(model):
         if v.name not in arrays:
@@ -200,11 +205,7 @@ def load_expected(path: str | Path, model: onnx.ModelProto) -> list[np.ndarray]:
     Raises:
         DecomplexError: The file cannot be read or lacks an output.
     """
-    try:
-        with np.load(path) as data:
-            arrays = {k: data[k] for k in data.files}
-    except Exception as e:
-        raise DecomplexError(f"cannot read expected outputs: {e}", file=str(path)) from e
+    arrays = _read_npz(path, "expected outputs")
     names = [o.name for o in model.graph.output]
     missing = [n for n in names if n not in arrays]
     if missing:
