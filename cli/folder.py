@@ -136,6 +136,9 @@ def run_folder_mode(
     if not records:
         raise DecomplexError("no .onnx files found", file=str(src))
     print_table(console, records, seconds)
+    for r in records:
+        for line in r.warnings:
+            err.print(f"[yellow]warning[/] {r.path}: {line}", highlight=False)
     data = zoo.to_json(records, src, options, seconds)
     cmp = None
     if old is not None:

@@ -365,6 +365,8 @@ def main(
             )  # fmt: skip
     except DecomplexError as e:
         _exit_with(e)
+    for line in result.report.warnings:
+        click.echo(f"warning: {src}: {line}", err=True)
     print_summary(console, result, verbose)
     print_lint(console, result.lint)
     print_validation(console, result.validation)

@@ -233,7 +233,7 @@ def analyze(
                 a.complex[out.name] = kinds[first]
                 a.came_from[out.name] = (node.name, src)
             continue
-        if node.op in ("If", "Loop", "Scan") and (node.domain or "") in ("", "ai.onnx"):
+        if r is not None and node.op in ("If", "Loop", "Scan"):
             found = _subgraphs(node, a, kinds)
             if found is None:
                 continue

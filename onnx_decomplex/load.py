@@ -18,7 +18,7 @@ from .dtypes import is_complex_onnx
 from .errors import LoadError
 
 TENSORFLOW_OPS = frozenset(
-    {"Complex", "Real", "Imag", "Angle", "Conj", "ComplexAbs",
+    {"Complex", "Real", "Imag", "Angle", "Conj", "ConjugateTranspose", "ComplexAbs",
      *(f"{kind}{suffix}" for kind in ("FFT", "IFFT", "RFFT", "IRFFT") for suffix in ("", "2D", "3D"))}
 )  # fmt: skip
 """TensorFlow's complex ops, which tf2onnx writes as they are, in the default domain,
@@ -29,20 +29,39 @@ STREAM_MIN_BYTES = 1 << 20
 rewrite does not read them, and saving copies their bytes file to file."""
 
 
-def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
-    """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included."""
-    yield from graph.initializer
+def graphs_in(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """`graph` and every subgraph in it, at any depth."""
+    yield graph
     for node in graph.node:
         for attr in node.attribute:
-            if attr.type == AttributeProto.TENSOR:
-                yield attr.t
-            elif attr.type == AttributeProto.TENSORS:
-                yield from attr.tensors
-            elif attr.type == AttributeProto.GRAPH:
-                yield from graph_tensors(attr.g)
+            if attr.type == AttributeProto.GRAPH:
+                yield from graphs_in(attr.g)
             elif attr.type == AttributeProto.GRAPHS:
                 for g in attr.graphs:
-                    yield from graph_tensors(g)
+                    yield from graphs_in(g)
+
+
+def graph_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    """Every node of `graph`, subgraphs' included."""
+    for g in graphs_in(graph):
+        yield from g.node
+
+
+def is_tensorflow_op(node: onnx.NodeProto) -> bool:
+    """True for one of TensorFlow's complex ops, as tf2onnx writes it."""
+    return node.op_type in TENSORFLOW_OPS and node.domain in ("", "ai.onnx")
+
+
+def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
+    """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included."""
+    for g in graphs_in(graph):
+        yield from g.initializer
+        for node in g.node:
+            for attr in node.attribute:
+                if attr.type == AttributeProto.TENSOR:
+                    yield attr.t
+                elif attr.type == AttributeProto.TENSORS:
+                    yield from attr.tensors
 
 
 def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
@@ -80,14 +99,12 @@ def _check_external(model: onnx.ModelProto, path: Path) -> None:
 def _with_tensorflow_ops_aside(model: onnx.ModelProto) -> onnx.ModelProto | None:
     """A copy with TensorFlow's raw ops in a domain of their own, for the checker to
     pass over; None when the model has none."""
-    if not any(
-        n.op_type in TENSORFLOW_OPS and n.domain in ("", "ai.onnx") for n in model.graph.node
-    ):
+    if not any(is_tensorflow_op(n) for n in graph_nodes(model.graph)):
         return None
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    for node in copy.graph.node:
-        if node.op_type in TENSORFLOW_OPS and node.domain in ("", "ai.onnx"):
+    for node in graph_nodes(copy.graph):
+        if is_tensorflow_op(node):
             node.domain = "org.tensorflow"
     copy.opset_import.append(onnx.helper.make_opsetid("org.tensorflow", 1))
     return copy

@@ -20,10 +20,12 @@ that declares packed the complex state it is given is read the same way, with th
 state; a Scan body like it is not read.
 
 TensorFlow's own complex ops, which tf2onnx writes as they are in the default domain
-where it has no converter (`Complex`, `Real`, `Imag`, `Conj`, `ComplexAbs`, `Angle`, and
-`FFT`, `IFFT`, `RFFT`, `IRFFT` with their 2-D and 3-D forms), get TensorFlow's meaning; the Gather on axis 0
-and the `2+0j` exponent that tf2onnx's own converters put after a raw FFT read its pair on
-that leading axis.
+where it has no converter (`Complex`, `Real`, `Imag`, `Conj`, `ConjugateTranspose`,
+`ComplexAbs`, `Angle`, and `FFT`, `IFFT`, `RFFT`, `IRFFT` with their 2-D and 3-D forms), get
+TensorFlow's meaning, in If branches and Loop bodies too. tf2onnx's own magnitude of a
+complex z, Gathers on axis 0 squared with a `2+0j` exponent, reads z's pair on that leading
+axis. A complex value cast to real, moved, and cast back to complex is converted as written,
+with a warning: the imaginary part is gone (tf2onnx's complex Pad).
 
 A graph input or output declared real `S + [2]` for a complex value of shape S is
 its packed declaration; the normalized model declares it complex S. Such an input
@@ -55,7 +57,7 @@ from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 from .check import find_complex
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
-from .load import TENSORFLOW_OPS
+from .load import TENSORFLOW_OPS, graph_nodes, is_tensorflow_op
 from .rules import registry
 from .rules.patterns import unsqueezed
 from .tidy import fresh_name, keep_model_fields, name_nodes
@@ -99,6 +101,12 @@ TRANSFORMS = {
 }
 """TensorFlow's Fourier transforms, by how many innermost axes they transform."""
 
+MOVES = frozenset(
+    {"Identity", "Pad", "Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Expand", "Tile",
+     "Flatten", "Gather", "Split"}
+)  # fmt: skip
+"""Ops that only move values: a real part they carry is still the one a Cast kept."""
+
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
 
@@ -117,12 +125,15 @@ class Normalized:
         readings: One line per node read other than as written, for `-v`.
         packed_io: Graph inputs and outputs declared packed (`S + [2]`).
         axis0: Nodes read as a complex pair stacked on axis 0.
+        warnings: Places where the graph, read as it is, likely computes something
+            other than its exporter's framework did; one line each.
     """
 
     model: onnx.ModelProto
     readings: list[str] = field(default_factory=list)
     packed_io: list[str] = field(default_factory=list)
     axis0: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -135,6 +146,15 @@ class _Conflict:
     op_type: str | None
     tensor: str | None
     message: str
+
+
+def _is_tensorflow(node: gs.Node) -> bool:
+    return node.op in TENSORFLOW_OPS and (node.domain or "") in ("", "ai.onnx")
+
+
+def _holds_tensorflow(node: gs.Node) -> bool:
+    """True when a body or branch of `node`, at any depth, holds a TensorFlow op."""
+    return any(_is_tensorflow(n) for g in node.subgraphs(recursive=True) for n in g.nodes)
 
 
 def _subgraphs(graph: gs.Graph) -> list[gs.Graph]:
@@ -198,7 +218,10 @@ class _Walk:
         self.as_packed: dict[str, str] = {}
         self.built: set[str] = set()  # of those, pairs the graph stacked itself
         self.unread: list[gs.Node] = []  # Scan nodes whose bodies mix the forms too
-        self.leading: set[str] = set()  # raw TensorFlow FFTs: tf2onnx's pair on axis 0
+        self.warnings: list[str] = []
+        # Real parts a Cast kept, by that Cast, and whether an op has moved them since
+        self.cast_real: dict[str, tuple[gs.Node, bool]] = {}
+        self.magnitude: dict[str, int] = {}  # Gathers of tf2onnx's magnitude, read already
         self.splits = False  # a Gather reads the parts of a real [..., 2], or a DFT runs
         self.kind: dict[str, np.dtype] = {}  # complex values, by tensor name
         self.shape: dict[str, Shape] = {}  # logical shapes
@@ -393,12 +416,25 @@ class _Walk:
 
     def _visit(self, node: gs.Node) -> None:
         kinds = [self.kind.get(t.name) if t.name else None for t in node.inputs]
-        if node.op in TENSORFLOW_OPS and (node.domain or "") in ("", "ai.onnx"):
+        if _is_tensorflow(node):
             if self.mixed:
                 self._tensorflow(node)
             else:
                 self.conflict(node, f"{node.op} is TensorFlow's op, left as it is; no ONNX op")
             return
+        if node.op == "If":
+            self._branches(node)
+            return
+        if node.op in ("Loop", "Scan") and _holds_tensorflow(node):
+            if not self.mixed:
+                self.conflict(node, "its body holds TensorFlow's ops, left as they are")
+            elif node.op == "Loop":
+                self._loop(node, kinds)
+                return
+            else:
+                self.unread.append(node)
+        if not self.mixed and node.op == "Gather" and self._magnitude_part(node) is not None:
+            self.conflict(node, "tf2onnx's magnitude, which reads its pair on a leading axis")
         if self.mixed and self._read(node, kinds):
             return
         if not any(kinds):
@@ -412,6 +448,7 @@ class _Walk:
             self.splits = True
         if any(t.name in self.from_parts for t in node.inputs):
             self.from_parts.update(t.name for t in node.outputs)
+        self._cast_back(node)
         if node.op == "Cast" and is_complex_onnx(node.attrs["to"]):
             out = node.outputs[0]
             self.kind[out.name] = np.dtype(np_of(node.attrs["to"]))
@@ -423,6 +460,23 @@ class _Walk:
                 self.kind[out.name] = np.dtype(value.dtype)
                 self.native[out.name] = out
         self._infer(node)
+
+    def _cast_back(self, node: gs.Node) -> None:
+        """Warns of a complex value cast to real, moved (padded, sliced, ...) but not
+        computed on, and cast back to complex: the imaginary part is lost. tf2onnx wraps
+        its real-only converters so (a complex Pad). Cast to real and straight back, with
+        nothing between, is Re z as a complex value: an idiom, and no warning."""
+        kept = next((self.cast_real[t.name] for t in node.inputs if t.name in self.cast_real), None)
+        if kept is None:
+            return
+        cast, moved = kept
+        if node.op == "Cast" and is_complex_onnx(node.attrs["to"]) and moved:
+            self.warnings.append(
+                f"'{cast.name}' casts complex '{cast.inputs[0].name}' to real, '{node.name}' "
+                "casts it back to complex: its imaginary part is dropped (converted as written)"
+            )
+        elif node.op in MOVES:
+            self.cast_real.update((t.name, (cast, True)) for t in node.outputs)
 
     def _splits_last_axis(self, node: gs.Node) -> bool:
         """Gather(x, 0|1, axis=-1) on a real x whose last axis is 2."""
@@ -452,6 +506,8 @@ class _Walk:
                 node.inputs[i] = self.native_of(t)
             elif node.op in PROMOTED and t.name and self.is_float(t):
                 node.inputs[i] = self.native_of(t, to)
+        if node.op == "Cast" and not is_complex_onnx(node.attrs["to"]):
+            self.cast_real[node.outputs[0].name] = (node, False)
         r = registry.get(node.op, node.domain or "")
         outs = r.infer(node, kinds) if r is not None else registry.complex_like_inputs(node, kinds)
         for out, kind in zip(node.outputs, outs, strict=True):
@@ -466,9 +522,7 @@ class _Walk:
         body = node.attrs["body"]
         given = {b.name: k for b, k in zip(body.inputs[2:], kinds[2:], strict=False) if k}
         inner = _Walk(body, self.opset, True, given, parent=self)
-        self.conflicts += inner.conflicts
-        self.readings += [f"{node.name} body: {line}" for line in inner.readings]
-        self.readings += [f"{node.name} body: {io} declared packed" for io in inner.packed_io]
+        self._adopt(inner, f"{node.name} body")
         for i, (t, kind) in enumerate(zip(node.inputs, kinds, strict=True)):
             if kind is not None:
                 node.inputs[i] = self.native_of(t)
@@ -480,6 +534,40 @@ class _Walk:
             if kind is not None:
                 scanned = None if shape is None else [None, *shape]
                 self._set_native(out, kind, shape if j < states else scanned)
+
+    def _branches(self, node: gs.Node) -> None:
+        """An If: each branch read the same way, with the values it captures. An output
+        is complex where the branches' are."""
+        results = []
+        for key in ("then_branch", "else_branch"):
+            inner = _Walk(node.attrs[key], self.opset, self.mixed, {}, parent=self)
+            self._adopt(inner, f"{node.name} {key}")
+            results.append([(inner.kind.get(name), inner.elem.get(name), inner.shape.get(name))
+                            for name in inner.output_names])  # fmt: skip
+        for out, (then, other) in zip(node.outputs, zip(*results, strict=True), strict=False):
+            kind = then[0] or other[0]
+            if (then[0] is None) != (other[0] is None) and None not in (
+                then[0] or then[1],
+                other[0] or other[1],
+            ):
+                self.conflict(node, "complex in one branch only", out.name)
+            shape = then[2] if then[2] == other[2] else None
+            if kind is not None:
+                self._set_native(out, kind, shape)
+            elif then[1] is not None:
+                self._record(out, then[1], shape)
+
+    def _adopt(self, inner: _Walk, where: str) -> None:
+        """What the walk of a body or a branch found, as this walk's."""
+        self.conflicts += inner.conflicts
+        self.readings += [f"{where}: {line}" for line in inner.readings]
+        self.readings += [f"{where}: {io} declared packed" for io in inner.packed_io]
+        self.unread += inner.unread
+        self.axis0 += inner.axis0
+        self.warnings += [f"{where}: {line}" for line in inner.warnings]
+        self.evidence += inner.evidence
+        self.weak += inner.weak
+        self.splits |= inner.splits
 
     def _mixed_body(self, node: gs.Node, kinds) -> bool:
         """True when the body declares real an input the node gives it complex: the
@@ -576,10 +664,17 @@ class _Walk:
         elif op in ("Real", "Imag"):
             result = self.part(x, int(op == "Imag"))
         elif op == "Conj":
-            re, im = self.parts_of(x)
-            minus = self.emit("Neg", [im], name=f"{out.name}_minus_im", dtype=self.elem[im.name],
-                              shape=shape)  # fmt: skip
-            result = self.combine(re, minus, self.kind[x.name], shape, out.name)
+            result = self._conj(x, out.name)
+        elif op == "ConjugateTranspose":
+            perm = self.constant(node.inputs[1])
+            if perm is None or rank is None or sorted(perm.reshape(-1)) != list(range(rank)):
+                self.conflict(node, f"{op}'s perm is not a constant permutation of {rank} axes",
+                              node.inputs[1].name)  # fmt: skip
+                return
+            perm = [int(p) for p in perm.reshape(-1)]
+            shape = None if shape is None else [shape[p] for p in perm]
+            result = self.emit("Transpose", [self._conj(x, out.name)], {"perm": perm},
+                               name=f"{out.name}_transposed", dtype=self.kind[x.name], shape=shape)  # fmt: skip
         elif op == "ComplexAbs":
             result = self.emit("Abs", [self.native_of(x)], name=f"{out.name}_abs",
                                dtype=real_of(self.kind[x.name]), shape=shape)  # fmt: skip
@@ -608,6 +703,7 @@ class _Walk:
                 result = self._emit_dft(signal, rank - 1, f"{out.name}_dft", length=n, onesided=1)
                 for axis, m in zip(axes, outer, strict=True):
                     result = self._emit_dft(result, axis, f"{out.name}_dft", length=m)
+                result = self._real_bins(result, [*outer, n], out.name)
                 shape = None if shape is None else [*shape[: rank - k], *outer, n // 2 + 1]
             else:
                 # onnx's one-sided inverse is numpy's irfft: the imaginary parts of the
@@ -622,15 +718,38 @@ class _Walk:
                 shape = None if shape is None else [*shape[: rank - k], *outer, n]
         self._become(node, "Identity", [result])
         if op in TRANSFORMS and not op.startswith("IRFFT"):
-            self.leading.add(out.name)
             kind = COMPLEX_OF[self.elem[result.name]]
             self.kind[out.name], self.shape[out.name] = kind, shape
             self.packed[out.name], self.as_packed[out.name] = out, "last"
-        elif op in ("Complex", "Conj"):
+        elif op in ("Complex", "Conj", "ConjugateTranspose"):
             self._set_native(out, self.kind[result.name], shape)
         else:
             self.elem[out.name], self.shape[out.name] = self.elem[result.name], shape
         self.readings.append(f"{node.name} ({op}): TensorFlow's {op}, left as it is by tf2onnx")
+
+    def _real_bins(self, packed: gs.Tensor, lengths: list[int], name: str) -> gs.Tensor:
+        """A real signal's spectrum, packed, with +0 imaginary parts at the bins that are
+        real (every transformed index at 0 or at a Nyquist bin), as TensorFlow gives them.
+        Computed, they may come out -0 or a rounding error below it, and the angle of a
+        negative real bin would jump by 2 pi."""
+        *outer, n = lengths
+        real = [np.isin(np.arange(m), [0, m // 2] if m % 2 == 0 else [0]) for m in outer]
+        real.append(np.isin(np.arange(n // 2 + 1), [0, n // 2] if n % 2 == 0 else [0]))
+        both = real[0]
+        for r in real[1:]:
+            both = np.logical_and.outer(both, r)
+        mask = np.stack([np.zeros_like(both), both], axis=-1)
+        dtype = self.elem.get(packed.name, np.dtype(np.float32))
+        where = gs.Constant(self.unique(f"{name}_real_bins"), mask)
+        zero = self.scalar(0, dtype, f"{name}_zero")
+        return self.emit("Where", [where, zero, packed], name=f"{name}_signed", dtype=dtype,
+                         shape=None)  # fmt: skip
+
+    def _conj(self, z: gs.Tensor, name: str) -> gs.Tensor:
+        re, im = self.parts_of(z)
+        minus = self.emit("Neg", [im], name=f"{name}_minus_im", dtype=self.elem[im.name],
+                          shape=self.shape.get(z.name))  # fmt: skip
+        return self.combine(re, minus, self.kind[z.name], self.shape.get(z.name), name)
 
     def _real_valued(self, node: gs.Node) -> None:
         """ReduceL1(z) and the like: the real value, which ONNX types complex."""
@@ -675,8 +794,9 @@ class _Walk:
         """Gather(z, 0|1, axis=rank z): Re z or Im z."""
         z, idx = node.inputs
         value = self.constant(idx)
-        if value is not None and value.shape == (1,) and z.name in self.leading:
-            return self._leading_part(node, z, int(value[0]))
+        index = self._magnitude_part(node)
+        if index is not None:
+            return self._leading_part(node, z, index)
         if value is None or value.ndim != 0 or int(value) not in (0, 1):
             return False
         axis = int(node.attrs.get("axis", 0))
@@ -696,12 +816,57 @@ class _Walk:
         )
         return True
 
+    def _magnitude_part(self, node: gs.Node) -> int | None:
+        """i, when `node` is Gather(z, [i], axis=0) of a complex z in tf2onnx's magnitude
+
+            Sqrt(Squeeze(Pow(Gather(z, [0]), 2+0j) + Pow(Gather(z, [1]), 2+0j), 0))
+
+        which reads z as tf2onnx's own packed layout, the pair on a leading axis. Its
+        converter writes this for a raw FFT's output, and for any complex value whose
+        leading dim is 2; a native reading of it may type-check, but means another thing."""
+        if node.name in self.magnitude:
+            return self.magnitude[node.name]
+        z, idx = node.inputs
+        index = self.constant(idx)
+        if (
+            z.name not in self.kind
+            or int(node.attrs.get("axis", 0)) != 0
+            or index is None
+            or index.shape != (1,)
+            or int(index[0]) not in (0, 1)
+        ):
+            return None
+        squares = [self._squared(t) for t in self._summed_with(node.outputs[0])]
+        other = [g for g in squares if g is not None and g is not node and g.inputs[0] is z]
+        if not other or self.constant(other[0].inputs[1]) is None:
+            return None
+        if int(self.constant(other[0].inputs[1]).reshape(-1)[0]) != 1 - int(index[0]):
+            return None
+        self.magnitude[other[0].name] = 1 - int(index[0])
+        return int(index[0])
+
+    def _summed_with(self, part: gs.Tensor) -> list[gs.Tensor]:
+        """The two operands of Add(Pow(part, 2), y), when that is `part`'s one use."""
+        if len(part.outputs) != 1 or self._squared(pow_out := part.outputs[0].outputs[0]) is None:
+            return []
+        if len(pow_out.outputs) != 1 or pow_out.outputs[0].op != "Add":
+            return []
+        return list(pow_out.outputs[0].inputs)
+
+    def _squared(self, t: gs.Tensor) -> gs.Node | None:
+        """The Gather node g when `t` = Pow(g's output, 2) with a 2 or 2+0j exponent."""
+        if not isinstance(t, gs.Variable) or len(t.inputs) != 1 or t.inputs[0].op != "Pow":
+            return None
+        base, w = t.inputs[0].inputs
+        value = self.constant(w)
+        if value is None or value.size != 1 or value.reshape(-1)[0] != 2:
+            return None
+        if len(base.inputs) != 1 or base.inputs[0].op != "Gather":
+            return None
+        return base.inputs[0]
+
     def _leading_part(self, node: gs.Node, z: gs.Tensor, index: int) -> bool:
-        """Gather(z, [0|1], axis=0) on a raw TensorFlow FFT: tf2onnx's own converters
-        read its output as the pair on a new leading axis, so this is Re z or Im z, on
-        a leading axis of 1."""
-        if int(node.attrs.get("axis", 0)) != 0 or index not in (0, 1):
-            return False
+        """Re z or Im z on a leading axis of 1: the Gather of tf2onnx's magnitude."""
         part = self.part(z, index)
         self._become(node, "Unsqueeze", [part, self.scalar([0], np.int64, f"{node.name}_axes")])
         out = node.outputs[0]
@@ -1008,9 +1173,9 @@ class _Walk:
 
 def _plainly_real(model: onnx.ModelProto) -> bool:
     """True for a model with no complex type that strict shape inference accepts, with
-    no DFT and no Gather on a last axis of 2: nothing there for an exporter to have
-    mixed. A quick pass for real models, which need no walk node by node."""
-    if find_complex(model):
+    no DFT, no Gather on a last axis of 2 and no TensorFlow op: nothing there for an
+    exporter to have mixed. A quick pass for real models, which need no walk node by node."""
+    if find_complex(model) or any(is_tensorflow_op(n) for n in graph_nodes(model.graph)):
         return False
     try:
         inferred = shape_inference.infer_shapes(model, strict_mode=True)
@@ -1057,8 +1222,9 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         return _Walk(graph, opset, mixed, given)
 
     as_written = walk(mixed=False)
+    unchanged = Normalized(model, warnings=as_written.warnings)
     if not as_written.conflicts and not as_written.splits:
-        return Normalized(model)
+        return unchanged
     inputs = as_written.split_inputs()
     for _ in range(MAX_ROUNDS):
         read = walk(mixed=True, inputs=inputs)
@@ -1076,7 +1242,7 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         # It runs as written; only an op that reads a packed pair as complex says
         # the exporter meant otherwise.
         if not (read.evidence or (read.weak and read.built)) or read.conflicts:
-            return Normalized(model)
+            return unchanged
     else:
         if read.unread:
             node = read.unread[0]
@@ -1089,7 +1255,7 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         if before <= {(c.node, c.tensor) for c in read.conflicts}:
             # The readings resolve nothing where the graph contradicts itself: whatever
             # is wrong is not an exporter's mixing, and the later stages say what it is.
-            return Normalized(model)
+            return unchanged
         if read.conflicts:
             c = read.conflicts[0]
             raise NormalizeError(
@@ -1097,5 +1263,5 @@ def normalize(model: onnx.ModelProto) -> Normalized:
                 node=c.node, op_type=c.op_type, tensor=c.tensor,
             )  # fmt: skip
     if not read.changed:
-        return Normalized(model)
-    return Normalized(read.export(model), read.readings, read.packed_io, read.axis0)
+        return unchanged
+    return Normalized(read.export(model), read.readings, read.packed_io, read.axis0, read.warnings)

@@ -197,7 +197,9 @@ def decomplex(
         raise DecomplexError(f"mul_strategy must be one of {', '.join(MUL_STRATEGIES)}")
     if target not in TARGETS:
         raise DecomplexError(f"target must be one of {', '.join(TARGETS)}")
-    report = Report(ops_before=ops_before, initializer_bytes_before=bytes_before)
+    report = Report(
+        ops_before=ops_before, initializer_bytes_before=bytes_before, warnings=normalized.warnings
+    )
     if normalized.changed:
         report.normalized = normalized.model
         report.readings, report.packed_io = normalized.readings, normalized.packed_io
@@ -217,6 +219,8 @@ def decomplex(
         raise UnsupportedError.of(analysis.unsupported)
     _load_read_weights(analysis, external_dir)
     if not analysis.has_complex:
+        if report.normalized is not None:  # the reading left no complex value: tidy it
+            model = _exported(tidy(graph), model)
         out = _for_target(model, target, opset, keep_double, external_dir, report)
         report.ops_after = op_histogram(out)
         report.initializer_bytes_after = initializer_bytes(out)
@@ -233,11 +237,7 @@ def decomplex(
         report.rewritten += len(a.nodes)
 
     ctx = rewrite(graph, analysis, opset, mul_strategy)
-    tidy(graph)
-    out = gs.export_onnx(graph, do_type_check=False)
-    keep_model_fields(model, out)
-    _fill_output_shapes(out)
-    out = check(out)
+    out = _exported(tidy(graph), model)
     out = _for_target(out, target, opset, keep_double, external_dir, report)
 
     report.emitted = ctx.emitted
@@ -246,6 +246,14 @@ def decomplex(
     report.initializer_bytes_after = initializer_bytes(out)
     report.seconds = time.perf_counter() - start
     return out, report
+
+
+def _exported(graph: gs.Graph, model: onnx.ModelProto) -> onnx.ModelProto:
+    """`graph`, rewritten from `model`, as a checked model with its versions and metadata."""
+    out = gs.export_onnx(graph, do_type_check=False)
+    keep_model_fields(model, out)
+    _fill_output_shapes(out)
+    return check(out)
 
 
 def _for_target(

@@ -54,6 +54,8 @@ class Report:
         readings: One line per node read other than as written.
         packed_io: Graph inputs and outputs the exporter declared packed.
         axis0: Nodes read as a complex pair stacked on axis 0.
+        warnings: Where the model likely computes something other than its
+            exporter's framework did, though it converts as written.
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -78,11 +80,16 @@ class Report:
     readings: list[str] = field(default_factory=list)
     packed_io: list[str] = field(default_factory=list)
     axis0: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def has_complex(self) -> bool:
-        """False when the model held no complex value and was passed through."""
-        return bool(self.rewritten or self.inputs or self.outputs or self.initializers)
+        """False when the model held no complex value and was passed through. A model
+        read as another (see `normalize`) held some, even where that reading has none
+        left (a TensorFlow RFFT read as a DFT, which gives a packed pair)."""
+        return bool(
+            self.rewritten or self.inputs or self.outputs or self.initializers or self.normalized
+        )
 
     @property
     def changed(self) -> bool:

@@ -17,17 +17,20 @@ def fresh_name(base: str, taken: set[str]) -> str:
 
 
 def name_nodes(graph: gs.Graph) -> None:
-    """Gives every unnamed node a stable name, `{op}_{index}`, so emitted names are stable."""
-    taken = {n.name for n in graph.nodes if n.name}
-    for i, node in enumerate(graph.nodes):
-        if node.name:
-            continue
-        name, k = f"{node.op}_{i}", 0
-        while name in taken:
-            k += 1
-            name = f"{node.op}_{i}_{k}"
-        node.name = name
-        taken.add(name)
+    """Gives every unnamed node, in subgraphs too, a stable name, `{op}_{index}`, so
+    emitted names are stable."""
+    graphs = [graph, *(g for n in graph.nodes for g in n.subgraphs(recursive=True))]
+    taken = {n.name for g in graphs for n in g.nodes if n.name}
+    for g in graphs:
+        for i, node in enumerate(g.nodes):
+            if node.name:
+                continue
+            name, k = f"{node.op}_{i}", 0
+            while name in taken:
+                k += 1
+                name = f"{node.op}_{i}_{k}"
+            node.name = name
+            taken.add(name)
 
 
 def _drop_identities(graph: gs.Graph) -> None:

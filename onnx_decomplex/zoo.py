@@ -58,6 +58,7 @@ class ModelRecord:
     reference: str | None = None
     outputs: list[OutputError] = field(default_factory=list)
     framework: list[OutputError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     rewrite_seconds: float = 0.0
     validate_seconds: float = 0.0
 
@@ -148,6 +149,7 @@ def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelR
         ops_after=dict(sorted(report.ops_after.items())),
         initializer_bytes_before=report.initializer_bytes_before,
         initializer_bytes_after=report.initializer_bytes_after,
+        warnings=report.warnings,
         rewrite_seconds=report.seconds,
     )
     if v is not None:

@@ -1,0 +1,269 @@
+"""TensorFlow's complex ops as tf2onnx leaves them: raw, in the default domain, with no
+attributes. Each test builds such a graph by hand, converts it, and compares with numpy
+computing TensorFlow's meaning. The real exports are in test_tf2onnx.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from helpers import crandn, init, make_model, vi
+from onnx import helper
+
+from onnx_decomplex import decomplex, validate
+from onnx_decomplex.check import find_complex
+from onnx_decomplex.load import TENSORFLOW_OPS
+from onnx_decomplex.normalize import NormalizeError
+
+RNG = np.random.default_rng(7)
+C64, F32 = np.complex64, np.float32
+
+
+def _converted(model, feeds, expected, atol=1e-5):
+    """The three checks, against numpy's numbers; returns the report."""
+    out, report = decomplex(model)
+    assert find_complex(out) == []
+    onnx.checker.check_model(out, full_check=True)
+    result = validate(report.normalized, out, feeds, expected=expected, atol=atol)
+    assert result.passed, result.outputs
+    return report, out
+
+
+def _one(op, x, *extra, out_dtype, out_shape, inits=()):
+    """A model of one raw TensorFlow `op` on input 'x' (and `extra` inputs)."""
+    names = ["x", *(e.name for e in extra), *(t.name for t in inits)]
+    node = helper.make_node(op, names, ["y"], name=op.lower())
+    return make_model([node], [vi("x", x.dtype, list(x.shape)), *extra],
+                      [vi("y", out_dtype, out_shape)], inits)  # fmt: skip
+
+
+Z = crandn(RNG, (3, 8))
+UNARY = {
+    "Real": (np.real, F32),
+    "Imag": (np.imag, F32),
+    "Conj": (np.conj, C64),
+    "ComplexAbs": (np.abs, F32),
+    "Angle": (np.angle, F32),
+    "FFT": (np.fft.fft, C64),
+    "IFFT": (np.fft.ifft, C64),
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_op_has_tensorflows_meaning(op):
+    fn, dtype = UNARY[op]
+    expected = fn(Z).astype(dtype)
+    report, _ = _converted(_one(op, Z, out_dtype=dtype, out_shape=list(Z.shape)), {"x": Z},
+                           [expected])  # fmt: skip
+    assert report.readings == [f"{op.lower()} ({op}): TensorFlow's {op}, left as it is by tf2onnx"]
+
+
+def test_complex_broadcasts_its_parts():
+    re, im = RNG.standard_normal((3, 4)).astype(F32), RNG.standard_normal(4).astype(F32)
+    model = make_model([helper.make_node("Complex", ["re", "im"], ["y"])],
+                       [vi("re", F32, [3, 4]), vi("im", F32, [4])], [vi("y", C64, [3, 4])])  # fmt: skip
+    _converted(model, {"re": re, "im": im}, [re + 1j * im])
+
+
+def test_conjugate_transpose_takes_its_perm():
+    z = crandn(RNG, (2, 3, 4))
+    perm = init("perm", np.array([2, 0, 1], np.int32))
+    model = _one("ConjugateTranspose", z, out_dtype=C64, out_shape=[4, 2, 3], inits=[perm])
+    _converted(model, {"x": z}, [np.conj(z).transpose(2, 0, 1)])
+
+
+@pytest.mark.parametrize(("op", "axes"), [("FFT2D", (-2, -1)), ("IFFT2D", (-2, -1)),
+                                          ("FFT3D", (-3, -2, -1)), ("IFFT3D", (-3, -2, -1))])  # fmt: skip
+def test_fft_nd_transforms_the_innermost_axes(op, axes):
+    z = crandn(RNG, (2, 3, 4, 8))
+    fn = np.fft.ifftn if op.startswith("I") else np.fft.fftn
+    model = _one(op, z, out_dtype=C64, out_shape=list(z.shape))
+    _converted(model, {"x": z}, [fn(z, axes=axes)], atol=1e-4)
+
+
+@pytest.mark.parametrize("length", [6, 8, 11])
+def test_rfft_pads_or_crops_to_fft_length(length):
+    x = RNG.standard_normal((3, 8)).astype(F32)
+    n = init("n", np.array([length], np.int32))
+    model = _one("RFFT", x, out_dtype=C64, out_shape=[3, length // 2 + 1], inits=[n])
+    _converted(model, {"x": x}, [np.fft.rfft(x, n=length)])
+
+
+def test_rfft2d_takes_two_lengths():
+    x = RNG.standard_normal((2, 4, 8)).astype(F32)
+    n = init("n", np.array([6, 10], np.int32))
+    model = _one("RFFT2D", x, out_dtype=C64, out_shape=[2, 6, 6], inits=[n])
+    _converted(model, {"x": x}, [np.fft.rfftn(x, s=(6, 10), axes=(-2, -1))], atol=1e-4)
+
+
+@pytest.mark.parametrize("length", [8, 9])
+def test_irfft_ignores_the_imaginary_parts_of_dc_and_nyquist(length):
+    z = crandn(RNG, (3, 5))
+    n = init("n", np.array([length], np.int32))
+    model = _one("IRFFT", z, out_dtype=F32, out_shape=[3, length], inits=[n])
+    # numpy's irfft ignores them too; an odd length has no Nyquist bin.
+    _converted(model, {"x": z}, [np.fft.irfft(z, n=length)])
+
+
+def test_irfft3d_inverts_rfft3d():
+    x = RNG.standard_normal((2, 3, 4, 8)).astype(F32)
+    spectrum = np.fft.rfftn(x, axes=(-3, -2, -1)).astype(C64)
+    n = init("n", np.array([3, 4, 8], np.int32))
+    model = _one("IRFFT3D", spectrum, out_dtype=F32, out_shape=list(x.shape), inits=[n])
+    _converted(model, {"x": spectrum}, [x], atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["RFFT", "RFFT2D"])
+def test_the_real_bins_of_a_real_signals_spectrum_have_plus_zero_imaginary_parts(op):
+    """The angle of a negative real bin is +pi, as in TensorFlow: a -0 or a rounding
+    error below zero there would give -pi."""
+    x = (RNG.standard_normal((3, 4, 8)) - 3).astype(F32)
+    k = 2 if op == "RFFT2D" else 1
+    n = init("n", np.array([4, 8][-k:], np.int32))
+    nodes = [
+        helper.make_node(op, ["x", "n"], ["spectrum"]),
+        helper.make_node("Angle", ["spectrum"], ["y"]),
+    ]
+    model = make_model(nodes, [vi("x", F32, [3, 4, 8])], [vi("y", F32, [3, 4, 5])], [n])
+    expected = np.angle(np.fft.rfftn(x, axes=range(-k, 0)))
+    assert np.isclose(expected[..., 0, 0], np.pi).all()
+    _converted(model, {"x": x}, [expected.astype(F32)], atol=1e-4)
+
+
+def test_an_fft_length_that_is_no_constant_is_refused_naming_the_node():
+    x = RNG.standard_normal((3, 8)).astype(F32)
+    model = _one("RFFT", x, vi("n", np.int32, [1]), out_dtype=C64, out_shape=[3, 5])
+    with pytest.raises(NormalizeError, match="fft_length is not a constant") as e:
+        decomplex(model)
+    assert e.value.node == "rfft"
+
+
+def _magnitude(z_shape, then=()):
+    """tf2onnx's converted ComplexAbs of input 'z': its pair on a leading axis."""
+    nodes = [
+        helper.make_node("Gather", ["z", "i0"], ["re"], axis=0),
+        helper.make_node("Gather", ["z", "i1"], ["im"], axis=0),
+        helper.make_node("Pow", ["re", "two"], ["re2"]),
+        helper.make_node("Pow", ["im", "two"], ["im2"]),
+        helper.make_node("Add", ["re2", "im2"], ["sum"]),
+        helper.make_node("Squeeze", ["sum", "i0"], ["squeezed"]),
+        helper.make_node("Sqrt", ["squeezed"], ["abs"]),
+        *then,
+    ]
+    inits = [init("i0", np.array([0], np.int64)), init("i1", np.array([1], np.int64)),
+             init("two", np.array([2], C64))]  # fmt: skip
+    return nodes, inits
+
+
+def test_tf2onnx_magnitude_reads_the_pair_on_a_leading_axis():
+    z = crandn(RNG, (2, 4))
+    nodes, inits = _magnitude(z.shape)
+    model = make_model(nodes, [vi("z", C64, [2, 4])], [vi("abs", F32, [2, 4])], inits)
+    report, _ = _converted(model, {"z": z}, [np.abs(z)])
+    assert any("tf2onnx's pair on axis 0" in line for line in report.readings)
+
+
+def test_tf2onnx_magnitude_decides_where_a_native_reading_also_type_checks():
+    """sign(z) = z / |z|: read natively, the Gathers take rows, Div broadcasts, and the
+    graph is valid; it means the magnitude all the same."""
+    z = crandn(RNG, (2, 4))
+    cast = helper.make_node("Cast", ["abs"], ["abs_c"], to=onnx.TensorProto.COMPLEX64)
+    div = helper.make_node("Div", ["z", "abs_c"], ["y"])
+    nodes, inits = _magnitude(z.shape, then=[cast, div])
+    model = make_model(nodes, [vi("z", C64, [2, 4])], [vi("y", C64, [2, 4])], inits)
+    _converted(model, {"z": z}, [z / np.abs(z)])
+
+
+def test_a_gather_of_rows_without_the_magnitude_around_it_stays_a_gather():
+    z = crandn(RNG, (2, 4))
+    node = helper.make_node("Gather", ["z", "i0"], ["y"], axis=0)
+    model = make_model([node], [vi("z", C64, [2, 4])], [vi("y", C64, [1, 4])],
+                       [init("i0", np.array([0], np.int64))])  # fmt: skip
+    out, report = decomplex(model)
+    assert report.normalized is None
+    assert validate(model, out, {"z": z}).passed
+
+
+def _branch(name, nodes, output, inits=()):
+    return helper.make_graph(nodes, name, [], [output], list(inits))
+
+
+def test_raw_ops_inside_if_branches_are_read():
+    z = crandn(RNG, (3, 4))
+    then = _branch(
+        "then", [helper.make_node("Conj", ["z"], ["t"], name="conj")], vi("t", C64, [3, 4])
+    )
+    other = _branch(
+        "else", [helper.make_node("FFT", ["z"], ["e"], name="fft")], vi("e", C64, [3, 4])
+    )
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)
+    model = make_model(
+        [node], [vi("z", C64, [3, 4]), vi("c", np.bool_, [])], [vi("y", C64, [3, 4])]
+    )
+    for c, expected in ((True, np.conj(z)), (False, np.fft.fft(z))):
+        report, _ = _converted(model, {"z": z, "c": np.array(c)}, [expected.astype(C64)])
+    assert report.readings == [
+        "If_0 then_branch: conj (Conj): TensorFlow's Conj, left as it is by tf2onnx",
+        "If_0 else_branch: fft (FFT): TensorFlow's FFT, left as it is by tf2onnx",
+    ]
+
+
+def test_raw_ops_inside_a_loop_body_are_read():
+    z = crandn(RNG, (3, 8))
+    body = helper.make_graph(
+        [helper.make_node("FFT", ["w"], ["f"]), helper.make_node("Identity", ["cond"], ["keep"]),
+         helper.make_node("Mul", ["f", "scale"], ["w_next"])],
+        "body", [vi("i", np.int64, []), vi("cond", np.bool_, []), vi("w", C64, [3, 8])],
+        [vi("keep", np.bool_, []), vi("w_next", C64, [3, 8])],
+        [init("scale", np.array(0.25, C64))],
+    )  # fmt: skip
+    node = helper.make_node("Loop", ["n", "", "z"], ["y"], body=body)
+    model = make_model([node], [vi("z", C64, [3, 8])], [vi("y", C64, [3, 8])],
+                       [init("n", np.array(2, np.int64))])  # fmt: skip
+    expected = np.fft.fft(np.fft.fft(z) * 0.25) * 0.25
+    report, _ = _converted(model, {"z": z}, [expected.astype(C64)], atol=1e-4)
+    assert any("body: FFT_0 (FFT)" in line for line in report.readings), report.readings
+
+
+def test_a_complex_value_cast_to_real_and_back_is_converted_as_written_with_a_warning():
+    z = crandn(RNG, (3, 4))
+    nodes = [
+        helper.make_node("Cast", ["z"], ["real"], name="to_real", to=onnx.TensorProto.FLOAT),
+        helper.make_node("Pad", ["real", "pads"], ["padded"]),
+        helper.make_node("Cast", ["padded"], ["y"], name="back", to=onnx.TensorProto.COMPLEX64),
+    ]
+    model = make_model(nodes, [vi("z", C64, [3, 4])], [vi("y", C64, [4, 4])],
+                       [init("pads", np.array([1, 0, 0, 0], np.int64))])  # fmt: skip
+    out, report = decomplex(model)
+    assert report.warnings == [
+        "'to_real' casts complex 'z' to real, 'back' casts it back to complex: its "
+        "imaginary part is dropped (converted as written)"
+    ]
+    assert validate(
+        model, out, {"z": z}, expected=[np.pad(z.real, [(1, 0), (0, 0)]).astype(C64)]
+    ).passed
+
+
+@pytest.mark.parametrize("between", [[], ["Exp"]])
+def test_a_real_part_made_complex_at_once_or_computed_on_is_no_warning(between):
+    """Cast(Cast(z, float), complex) is Re z as a complex value, an idiom; a real part
+    computed on is a new value."""
+    names = ["real", *(f"{op.lower()}_out" for op in between)]
+    nodes = [
+        helper.make_node("Cast", ["z"], ["real"], to=onnx.TensorProto.FLOAT),
+        *(
+            helper.make_node(op, [a], [b])
+            for op, a, b in zip(between, names[:-1], names[1:], strict=True)
+        ),
+        helper.make_node("Cast", [names[-1]], ["y"], to=onnx.TensorProto.COMPLEX64),
+    ]
+    model = make_model(nodes, [vi("z", C64, [3, 4])], [vi("y", C64, [3, 4])])
+    assert decomplex(model)[1].warnings == []
+
+
+def test_every_tensorflow_op_is_tested_here():
+    tested = {*UNARY, "Complex", "ConjugateTranspose", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D",
+              "RFFT", "RFFT2D", "IRFFT", "IRFFT3D"}  # fmt: skip
+    # RFFT3D, IRFFT2D: the same code as RFFT2D and IRFFT3D; the exports hold them.
+    assert TENSORFLOW_OPS - tested == {"RFFT3D", "IRFFT2D"}
