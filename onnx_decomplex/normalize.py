@@ -657,10 +657,21 @@ class _Walk:
         in TensorFlow, spelled in ONNX."""
         op, x, out = node.op, node.inputs[0], node.outputs[0]
         shape, rank = self.shape.get(x.name), self.rank(x)
+        real_in = op == "Complex" or op.startswith("RFFT")
+        for t in node.inputs[: 2 if op == "Complex" else 1]:
+            if (self.elem.get(t.name) in COMPLEX_OF) if real_in else (t.name in self.kind):
+                continue
+            want = "a float32 or float64 tensor" if real_in else "a complex value"
+            self.conflict(node, f"{op} takes {want}, and '{t.name}' is not one", t.name)
+            return
+        if op in TRANSFORMS and rank is None:
+            self.conflict(node, f"{op} of a value of unknown rank", x.name)
+            return
         if op == "Complex":
             re, im = node.inputs
             kind = COMPLEX_OF[self.elem[re.name]]
-            result, shape = self.combine(re, im, kind, shape, out.name), shape
+            shape = shape if shape == self.shape.get(im.name) else None  # broadcast
+            result = self.combine(re, im, kind, shape, out.name)
         elif op in ("Real", "Imag"):
             result = self.part(x, int(op == "Imag"))
         elif op == "Conj":
@@ -676,8 +687,7 @@ class _Walk:
             result = self.emit("Transpose", [self._conj(x, out.name)], {"perm": perm},
                                name=f"{out.name}_transposed", dtype=self.kind[x.name], shape=shape)  # fmt: skip
         elif op == "ComplexAbs":
-            result = self.emit("Abs", [self.native_of(x)], name=f"{out.name}_abs",
-                               dtype=real_of(self.kind[x.name]), shape=shape)  # fmt: skip
+            result = self._modulus(x, out.name)
         elif op == "Angle":
             # arg z = Im log z, which is atan2(Im z, Re z), signed zeros included.
             log = self.emit("Log", [self.native_of(x)], name=f"{out.name}_log",
@@ -744,6 +754,26 @@ class _Walk:
         zero = self.scalar(0, dtype, f"{name}_zero")
         return self.emit("Where", [where, zero, packed], name=f"{name}_signed", dtype=dtype,
                          shape=None)  # fmt: skip
+
+    def _modulus(self, z: gs.Tensor, name: str) -> gs.Tensor:
+        """|z| as TensorFlow's ComplexAbs computes it, without overflow where re^2 + im^2
+        would: m sqrt(1 + (n / m)^2), m and n the larger and smaller of |re| and |im|."""
+        dtype, shape = real_of(self.kind[z.name]), self.shape.get(z.name)
+
+        def op(kind, *inputs, **attrs):
+            return self.emit(kind, inputs, attrs, name=f"{name}_{kind.lower()}", dtype=dtype,
+                             shape=shape)  # fmt: skip
+
+        a, b = (op("Abs", p) for p in self.parts_of(z))
+        m, n = op("Max", a, b), op("Min", a, b)
+        zero, one = self.scalar(0, dtype, f"{name}_zero"), self.scalar(1, dtype, f"{name}_one")
+        is_zero = self.emit("Equal", [m, zero], name=f"{name}_is_zero", dtype=np.dtype(bool),
+                            shape=shape)  # fmt: skip
+        ratio = op("Where", is_zero, zero, op("Div", n, m))
+        scaled = op("Mul", m, op("Sqrt", op("Add", one, op("Mul", ratio, ratio))))
+        # An infinite part makes |z| infinite, even beside a NaN (hypot's rule).
+        is_inf = self.emit("IsInf", [m], name=f"{name}_is_inf", dtype=np.dtype(bool), shape=shape)
+        return op("Where", is_inf, m, scaled)
 
     def _conj(self, z: gs.Tensor, name: str) -> gs.Tensor:
         re, im = self.parts_of(z)

@@ -267,3 +267,18 @@ def test_every_tensorflow_op_is_tested_here():
               "RFFT", "RFFT2D", "IRFFT", "IRFFT3D"}  # fmt: skip
     # RFFT3D, IRFFT2D: the same code as RFFT2D and IRFFT3D; the exports hold them.
     assert TENSORFLOW_OPS - tested == {"RFFT3D", "IRFFT2D"}
+
+
+def test_a_raw_op_given_the_wrong_kind_of_value_is_refused_naming_the_node():
+    x = RNG.standard_normal((3, 4)).astype(F32)
+    model = _one("Real", x, out_dtype=F32, out_shape=[3, 4])
+    with pytest.raises(NormalizeError, match="Real takes a complex value, and 'x' is not one"):
+        decomplex(model)
+
+
+def test_complex_abs_does_not_overflow_where_the_sum_of_squares_would():
+    big = np.float32(3e30)
+    z = np.array([[big + 1j * big, big, 1j * -big, 0, 3 + 4j, np.inf + 1j * np.nan]], C64)
+    model = _one("ComplexAbs", z, out_dtype=F32, out_shape=list(z.shape))
+    with np.errstate(over="ignore"):
+        _converted(model, {"x": z}, [np.abs(z)])
