@@ -538,24 +538,23 @@ class _Walk:
     def _branches(self, node: gs.Node) -> None:
         """An If: each branch read the same way, with the values it captures. An output
         is complex where the branches' are."""
-        results = []
+        walks = []
         for key in ("then_branch", "else_branch"):
             inner = _Walk(node.attrs[key], self.opset, self.mixed, {}, parent=self)
             self._adopt(inner, f"{node.name} {key}")
-            results.append([(inner.kind.get(name), inner.elem.get(name), inner.shape.get(name))
-                            for name in inner.output_names])  # fmt: skip
-        for out, (then, other) in zip(node.outputs, zip(*results, strict=True), strict=False):
-            kind = then[0] or other[0]
-            if (then[0] is None) != (other[0] is None) and None not in (
-                then[0] or then[1],
-                other[0] or other[1],
-            ):
+            walks.append(inner)
+        then, other = walks
+        for out, a, b in zip(node.outputs, then.output_names, other.output_names, strict=False):
+            kinds = then.kind.get(a), other.kind.get(b)
+            reals = then.elem.get(a), other.elem.get(b)
+            known = [k is not None or r is not None for k, r in zip(kinds, reals, strict=True)]
+            if all(known) and (kinds[0] is None) != (kinds[1] is None):
                 self.conflict(node, "complex in one branch only", out.name)
-            shape = then[2] if then[2] == other[2] else None
-            if kind is not None:
-                self._set_native(out, kind, shape)
-            elif then[1] is not None:
-                self._record(out, then[1], shape)
+            shape = then.shape.get(a) if then.shape.get(a) == other.shape.get(b) else None
+            if kinds[0] or kinds[1]:
+                self._set_native(out, kinds[0] or kinds[1], shape)
+            elif reals[0] is not None:
+                self._record(out, reals[0], shape)
 
     def _adopt(self, inner: _Walk, where: str) -> None:
         """What the walk of a body or a branch found, as this walk's."""
@@ -866,22 +865,23 @@ class _Walk:
             or int(index[0]) not in (0, 1)
         ):
             return None
+        i = int(index[0])
         squares = [self._squared(t) for t in self._summed_with(node.outputs[0])]
         other = [g for g in squares if g is not None and g is not node and g.inputs[0] is z]
-        if not other or self.constant(other[0].inputs[1]) is None:
+        other_index = self.constant(other[0].inputs[1]) if other else None
+        if other_index is None or other_index.size != 1 or int(other_index.ravel()[0]) != 1 - i:
             return None
-        if int(self.constant(other[0].inputs[1]).reshape(-1)[0]) != 1 - int(index[0]):
-            return None
-        self.magnitude[other[0].name] = 1 - int(index[0])
-        return int(index[0])
+        self.magnitude[other[0].name] = 1 - i
+        return i
 
     def _summed_with(self, part: gs.Tensor) -> list[gs.Tensor]:
         """The two operands of Add(Pow(part, 2), y), when that is `part`'s one use."""
-        if len(part.outputs) != 1 or self._squared(pow_out := part.outputs[0].outputs[0]) is None:
+        if len(part.outputs) != 1:
             return []
-        if len(pow_out.outputs) != 1 or pow_out.outputs[0].op != "Add":
+        square = part.outputs[0].outputs[0]
+        if self._squared(square) is None or [n.op for n in square.outputs] != ["Add"]:
             return []
-        return list(pow_out.outputs[0].inputs)
+        return list(square.outputs[0].inputs)
 
     def _squared(self, t: gs.Tensor) -> gs.Node | None:
         """The Gather node g when `t` = Pow(g's output, 2) with a 2 or 2+0j exponent."""
