@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -14,8 +12,10 @@ from rich.table import Table
 
 from onnx_decomplex import baseline, zoo
 from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.files import Paths, write_atomic
 from onnx_decomplex.junit import write_junit
 from onnx_decomplex.pipeline import ConvertOptions
+from onnx_decomplex.save import data_file
 
 from .output import size
 
@@ -66,16 +66,34 @@ def print_table(console: Console, records: list[zoo.ModelRecord], seconds: float
 
 def _write_json(path: Path, data: dict) -> None:
     """Writes through a temporary file, so that a report is whole or absent."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+
+
+def _check_paths(src: Path, dst: Path, report, junit, baseline_path, update_baseline) -> None:
+    """Refuses, before any model runs, OUT inside IN or IN inside OUT (outputs would be
+    written over inputs, or read as models next time), and a report, JUnit file or
+    baseline written where the run reads or writes another file."""
+    if dst.resolve().is_relative_to(src.resolve()) or src.resolve().is_relative_to(dst.resolve()):
+        raise DecomplexError(
+            "OUT and IN lie one inside the other: outputs could be written over inputs; "
+            "give OUT a folder of its own",
+            file=str(dst),
+        )
+    paths = Paths()
+    models = zoo.find_models(src)
+    for path, what in zoo.input_files(models):
+        paths.read(path, what)
+    for model in models:
+        out = dst / model.relative_to(src)
+        paths.write(out, f"output of {model}")
+        paths.write(data_file(out), f"data file of the output of {model}")
+    paths.write(report, "--report file")
+    paths.write(junit, "--junit file")
+    if update_baseline:
+        paths.write(baseline_path, "baseline")
+    else:
+        paths.read(baseline_path, "baseline")
+    paths.check()
 
 
 def _read_baseline(path: Path) -> list[zoo.ModelRecord]:
@@ -125,6 +143,7 @@ def run_folder_mode(
     """Runs the folder, writes the reports, compares; returns the exit status."""
     if dst.exists() and not dst.is_dir():
         raise DecomplexError("OUT must be a folder when IN is one", file=str(dst))
+    _check_paths(src, dst, report, junit, baseline_path, update_baseline)
     old = None
     if baseline_path is not None and baseline_path.exists():
         old = _read_baseline(baseline_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -24,6 +25,10 @@ from .output import print_engine, print_lint, print_summary, print_validation, w
 
 EXIT_ERROR = 1
 EXIT_VALIDATION = 3
+
+
+def _terminated(signum, frame) -> None:
+    sys.exit(128 + signum)
 
 
 def _exit_with(error: DecomplexError) -> None:
@@ -276,10 +281,12 @@ def main(
     each validated against a sibling NAME.npz of inputs (and saved outputs) when there is one,
     and against the framework's outputs in NAME.expected.npz when there are some.
 
-    Exit status: 0 done; 1 error, nothing written (folder: a model failed, or a regression
-    against --baseline; --build-engine: OUT stays, no plan); 2 bad usage; 3 written, but
-    validation failed (no engine is built).
+    Exit status: 0 done; 1 error (folder: a model failed, or a regression against
+    --baseline); 2 bad usage; 3 validation failed. A single model's run that does not exit 0
+    writes nothing: OUT and every other file stay as they were.
     """
+    # A terminated run unwinds like an interrupted one: its temporary files go.
+    signal.signal(signal.SIGTERM, _terminated)
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
     folder_only = {"--jobs": jobs != 1, "--report": report, "--junit": junit,
                    "--baseline": baseline_path, "--update-baseline": update_baseline}  # fmt: skip
@@ -377,8 +384,8 @@ def main(
                   for o in v.outputs if not o.passed]  # fmt: skip
         no_engine = "; no engine was built" if plan is not None and result.engine is None else ""
         click.echo(
-            f"error: {src}: validation failed for {', '.join(failed)}; {dst} was written "
-            f"for inspection{no_engine}",
+            f"error: {src}: validation failed for {', '.join(failed)}; nothing was written "
+            f"(--no-validate writes {dst} unchecked){no_engine}",
             err=True,
         )
         sys.exit(EXIT_VALIDATION)

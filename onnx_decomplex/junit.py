@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .baseline import Comparison
+from .files import write_atomic
 from .zoo import ERROR, ModelRecord, summarize
 
 
@@ -66,5 +67,4 @@ def write_junit(records: list[ModelRecord], path: Path, cmp: Comparison | None =
     suites = ET.Element("testsuites")
     suites.append(suite)
     ET.indent(suites)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    write_atomic(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
@@ -12,6 +12,7 @@ import onnx.inliner
 import onnx.version_converter
 import onnx_graphsurgeon as gs
 from onnx.external_data_helper import (
+    ExternalDataInfo,
     load_external_data_for_model,
     load_external_data_for_tensor,
     uses_external_data,
@@ -20,11 +21,12 @@ from onnx.external_data_helper import (
 from .analyze import analyze
 from .check import check, find_complex
 from .errors import DecomplexError, UnsupportedError
+from .files import Paths, Transaction
 from .load import external_tensors, read_model
 from .normalize import normalize
 from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
-from .save import Progress, check_paths, copy_model, save_model
+from .save import Progress, check_paths, data_file, stage_copy, stage_model
 from .tidy import keep_model_fields, name_nodes, tidy
 from .trt.engine import (
     EngineError,
@@ -349,7 +351,7 @@ class FileResult:
     Attributes:
         report: What the rewrite found and changed.
         validation: The comparison with the reference, or None when skipped.
-        written: The files written.
+        written: The files written; none when the run did not pass.
         lint: The static TensorRT check, with target "tensorrt".
         engine: The engine built, with `engine` options.
         engine_validation: The engine's outputs compared with the reference.
@@ -364,6 +366,8 @@ class FileResult:
     engine: EngineResult | None = None
     engine_validation: ValidationResult | None = None
     framework: ValidationResult | None = None
+    feeds: dict | None = field(default=None, repr=False)
+    tolerances: tuple[float, float] = (DEFAULT_ATOL, DEFAULT_RTOL)
 
     @property
     def validations(self) -> list[ValidationResult]:
@@ -376,13 +380,36 @@ class FileResult:
         return all(v.passed for v in self.validations)
 
 
-def _side_path(src: Path, dst: Path, path, what: str) -> None:
-    """A second file written beside OUT: not the input, not OUT, not a folder, in a
-    folder that exists."""
-    path = Path(path)
-    check_paths(src, path)
-    if path.resolve() == dst.resolve():
-        raise DecomplexError(f"the {what} {path} is OUT itself")
+def _paths(
+    src: Path,
+    had_external: bool,
+    dst: Path,
+    inputs_file,
+    expected_file,
+    normalized_path,
+    engine: EngineOptions | None,
+) -> None:
+    """Refuses, before anything is written, a path written that is one read (the input,
+    its data files when it `had_external` data, the saved inputs and outputs) or one
+    written twice."""
+    paths = Paths()
+    paths.read(src, "input model")
+    locations = set()
+    if had_external:  # read as they were before the read loaded some: a small file
+        pointing = external_tensors(onnx.load(str(src), load_external_data=False))
+        locations = {ExternalDataInfo(t).location for t in pointing}
+    for location in sorted(locations):
+        paths.read(src.parent / location, f"input's data file '{location}'")
+    paths.read(inputs_file, "--load-inputs file")
+    paths.read(expected_file, "--expected-outputs file")
+    for path, what in ((dst, "output"), (normalized_path, "normalized model")):
+        if path is not None:
+            paths.write(path, what)
+            paths.write(data_file(Path(path)), f"{what}'s data file")
+    if engine is not None:
+        paths.write(engine.plan, "engine plan")
+        paths.write(engine.timing_cache, "timing cache")
+    paths.check()
 
 
 def convert_file(
@@ -405,13 +432,15 @@ def convert_file(
     engine: EngineOptions | None = None,
     progress: Progress | None = None,
 ) -> FileResult:
-    """The main job: load, rewrite, check, save atomically, validate, build an engine.
+    """The main job: load, rewrite, check, validate, build an engine, save atomically.
 
-    The input is never modified. The output is written before validation, so a
-    model that fails validation can still be inspected. A model with external data
-    is streamed: its real weights the rewrite does not read are copied from file to
-    file, never loaded, unless validation needs them (the reference evaluator runs
-    in memory; saved outputs spare it).
+    The input is never modified, and no file the run reads is written. Every file is
+    written under a temporary name beside its target, validated there, and renamed
+    into place only when the whole run passes: a run that fails, validation included,
+    leaves what was at OUT and every other path as it was (`result.written` is then
+    empty). A model with external data is streamed: its real weights the rewrite does
+    not read are copied from file to file, never loaded, unless validation needs them
+    (the reference evaluator runs in memory; saved outputs spare it).
 
     `expected_file` holds the outputs of the framework that exported the model, by
     output name, computed on the inputs of `inputs_file`: the rewrite is compared
@@ -420,7 +449,7 @@ def convert_file(
     native-complex model the rewrite was checked against (see `normalize`).
 
     With `engine`, the target is "tensorrt". TensorRT, a GPU and the shape profile
-    are checked before anything is rewritten; the engine is built from the written
+    are checked before anything is rewritten; the engine is built from the rewritten
     model once it passes validation, and run on the same inputs. Validation inputs
     take the profile's opt shapes unless `input_shapes` says otherwise.
 
@@ -429,20 +458,22 @@ def convert_file(
     """
     src, dst = Path(src), Path(dst)
     try:
-        check_paths(src, dst)
-        if normalized_path is not None:
-            _side_path(src, dst, normalized_path, "normalized model's path")
+        for path in (dst, normalized_path, engine and engine.plan):
+            if path is not None:
+                check_paths(src, path)
         if expected_file is not None and inputs_file is None and check_numerics:
             raise DecomplexError(
                 "expected outputs need the inputs they were computed on (--load-inputs)",
                 file=str(expected_file),
             )
+        _paths(src, False, dst, inputs_file, expected_file, normalized_path, engine)
         toolkit = None
         if engine is not None:
             target = "tensorrt"
-            _side_path(src, dst, engine.plan, "engine path")
             toolkit = preflight(engine.fp16)  # before any work: nothing to undo
         model, had_external = read_model(src, stream=True)
+        if had_external:
+            _paths(src, True, dst, inputs_file, expected_file, normalized_path, engine)
         profile = build_profile(model, engine.shapes) if engine is not None else None
         if profile is not None and input_shapes is None:
             input_shapes = profile.logical("opt")
@@ -459,75 +490,120 @@ def convert_file(
         lint_result = lint(out) if target == "tensorrt" else None
         original = report.normalized or model
         passed_through = not report.changed and out is model
-        if passed_through:
-            written = copy_model(src, model, dst, had_external, progress)
-        else:
-            if external_data is None and had_external:
-                external_data = True  # stored that way, written back that way
-            written = save_model(
-                out,
-                dst,
-                external_data,
-                source_dir=src.parent,
-                progress=progress,
-                check=bool(external_tensors(out)),  # decomplex left that check to this one
-            )
-        if normalized_path is not None:
-            written += save_model(original, normalized_path, external_data, source_dir=src.parent)
-        result = FileResult(report, None, written, lint_result)
-        if passed_through and engine is None and (expected_file is None or not check_numerics):
-            return result
-        feeds = expected = None
-        if check_numerics:
-            try:
-                feeds, expected = (
-                    load_saved(str(inputs_file), original) if inputs_file else (None, None)
+        if external_data is None and had_external:
+            external_data = True  # stored that way, written back that way
+        with Transaction() as transaction:
+            if passed_through:
+                staged = stage_copy(src, model, dst, had_external, transaction, progress)
+            else:
+                staged = stage_model(
+                    out,
+                    dst,
+                    transaction,
+                    external_data,
+                    source_dir=src.parent,
+                    progress=progress,
+                    check=bool(external_tensors(out)),  # decomplex left that check to this one
                 )
-                if expected is None and had_external and not passed_through:
-                    # The reference evaluator needs every weight in memory.
-                    load_external_data_for_model(original, str(src.parent))
-                if report.narrowed:
-                    # float32 numbers cannot meet float64 tolerances.
-                    atol, rtol = max(atol, DEFAULT_ATOL), max(rtol, DEFAULT_RTOL)
-                if feeds is None:
-                    feeds = random_inputs(original, resolve_shapes(original, input_shapes), seed)
-                if not passed_through or engine is not None:
-                    result.validation = validate(
-                        original, dst, feeds, atol=atol, rtol=rtol, expected=expected
-                    )
-                if expected_file is not None:
-                    result.framework = validate(
-                        original, dst, feeds, atol=atol, rtol=rtol,
-                        expected=load_expected(expected_file, original),
-                        reference=f"expected outputs {Path(expected_file).name}",
-                    )  # fmt: skip
-            except DecomplexError as e:
-                # Validation could not run at all: nothing is left behind.
-                for path in written:
-                    path.unlink(missing_ok=True)
-                raise DecomplexError(f"{e} (--no-validate writes it unchecked)") from None
-        if engine is None or not result.ok:
-            return result
-        try:
-            result.engine = build_engine(dst, engine, profile, toolkit)
-        except EngineError as e:
-            raise dataclasses.replace(e, message=f"{e.message} ({dst} was written)") from None
-        if check_numerics:
-            names = [o.name for o in model.graph.output]
-
-            def on_engine(packed):
-                outputs = run_engine(result.engine.plan, packed, toolkit)
-                return [outputs[n] for n in names]
-
-            first = result.validation or result.framework
-            result.engine_validation = validate(
-                original, None, feeds, atol=atol, rtol=rtol, expected=first.expected,
-                reference=first.reference, runner=on_engine,
-                runtime=f"TensorRT {toolkit.version}",
-            )  # fmt: skip
+            if normalized_path is not None:
+                stage_model(original, normalized_path, transaction, external_data,
+                            source_dir=src.parent)  # fmt: skip
+            result = FileResult(report, None, [], lint_result)
+            checked = not (passed_through and engine is None and expected_file is None)
+            if check_numerics and checked:
+                _validate(result, src, original, staged, had_external, passed_through,
+                          inputs_file, expected_file, input_shapes, seed, atol, rtol, engine)  # fmt: skip
+            if result.ok and engine is not None:
+                _engine(
+                    result, model, staged, engine, profile, toolkit, transaction, check_numerics
+                )
+            if result.ok:
+                result.written = transaction.commit()
+                if result.engine is not None:
+                    result.engine = dataclasses.replace(result.engine, plan=engine.plan)
         return result
     except DecomplexError as e:
         raise e.at_file(str(src)) from None
+
+
+def _validate(
+    result: FileResult,
+    src: Path,
+    original: onnx.ModelProto,
+    staged: Path,
+    had_external: bool,
+    passed_through: bool,
+    inputs_file,
+    expected_file,
+    input_shapes,
+    seed: int,
+    atol: float,
+    rtol: float,
+    engine: EngineOptions | None,
+) -> None:
+    """Compares the staged rewrite with the reference and with the framework's outputs."""
+    try:
+        feeds, expected = load_saved(str(inputs_file), original) if inputs_file else (None, None)
+        if expected is None and had_external and not passed_through:
+            # The reference evaluator needs every weight in memory.
+            load_external_data_for_model(original, str(src.parent))
+        if result.report.narrowed:
+            # float32 numbers cannot meet float64 tolerances.
+            atol, rtol = max(atol, DEFAULT_ATOL), max(rtol, DEFAULT_RTOL)
+        if feeds is None:
+            feeds = random_inputs(original, resolve_shapes(original, input_shapes), seed)
+        result.feeds = feeds
+        if not passed_through or engine is not None:
+            result.validation = validate(
+                original, staged, feeds, atol=atol, rtol=rtol, expected=expected
+            )
+        if expected_file is not None:
+            result.framework = validate(
+                original, staged, feeds, atol=atol, rtol=rtol,
+                expected=load_expected(expected_file, original),
+                reference=f"expected outputs {Path(expected_file).name}",
+            )  # fmt: skip
+    except MemoryError:
+        raise DecomplexError(
+            "validation's inputs or outputs do not fit in memory: give smaller "
+            "--input-shapes (--no-validate writes it unchecked)"
+        ) from None
+    except DecomplexError as e:
+        # Validation could not run at all: nothing is written.
+        raise DecomplexError(f"{e} (--no-validate writes it unchecked)") from None
+    result.tolerances = atol, rtol
+
+
+def _engine(
+    result: FileResult,
+    model: onnx.ModelProto,
+    staged: Path,
+    engine: EngineOptions,
+    profile,
+    toolkit,
+    transaction: Transaction,
+    check_numerics: bool,
+) -> None:
+    """Builds the engine from the staged rewrite, and compares its outputs too."""
+    try:
+        result.engine = build_engine(staged, engine, profile, toolkit, transaction)
+    except EngineError as e:
+        raise dataclasses.replace(e, message=f"{e.message} (nothing was written)") from None
+    if not check_numerics or result.feeds is None:
+        return
+    names = [o.name for o in model.graph.output]
+
+    def on_engine(packed):
+        outputs = run_engine(result.engine.plan, packed, toolkit)
+        return [outputs[n] for n in names]
+
+    first = result.validation or result.framework
+    atol, rtol = result.tolerances
+    result.engine_validation = validate(
+        result.report.normalized or model, None, result.feeds, atol=atol, rtol=rtol,
+        expected=first.expected, reference=first.reference, runner=on_engine,
+        runtime=f"TensorRT {toolkit.version}",
+    )  # fmt: skip
 
 
 def check_tensorrt(

@@ -1,10 +1,9 @@
-"""Write models atomically: a temp folder beside the target, then a rename."""
+"""Write models atomically: a temp folder beside the target, then a rename (see `files`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import onnx
 from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
 from .errors import CheckError, SaveError
+from .files import Transaction, umask
 from .load import external_length, graph_tensors
 
 TWO_GB = 2**31
@@ -30,10 +30,9 @@ Progress = Callable[[int, int], None]
 """Called with (bytes written, bytes to write) while external data is written."""
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def data_file(path: Path) -> Path:
+    """The external data file written beside the model at `path`."""
+    return path.parent / f"{path.name}.data"
 
 
 def check_paths(src: str | Path, dst: str | Path) -> None:
@@ -142,6 +141,54 @@ def _write_data(model, data: Path, source_dir: Path | None, progress: Progress |
             f.close()
 
 
+def stage_model(
+    model: onnx.ModelProto,
+    path: str | Path,
+    transaction: Transaction,
+    external_data: bool | None = None,
+    *,
+    source_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    check: bool = False,
+) -> Path:
+    """Writes `model` for `path` under a temporary folder beside it, renamed into place
+    when `transaction` commits (see `save_model` for the arguments).
+
+    Returns:
+        The temporary model file, whole and checked, with its data file beside it
+        under its final name: it can be loaded and run where it is.
+    """
+    path = Path(path)
+    pointing = any(uses_external_data(t) for t in graph_tensors(model.graph))
+    if external_data is None:
+        external_data = pointing or model.ByteSize() >= TWO_GB
+    if pointing and not external_data:
+        raise SaveError("a model that points at external data is written with it", file=str(path))
+    tmp = transaction.folder(path)
+    try:
+        if external_data:
+            to_save = onnx.ModelProto()
+            to_save.CopyFrom(model)  # moving data out edits the tensors
+            _write_data(to_save, tmp / data_file(path).name, source_dir and Path(source_dir),
+                        progress)  # fmt: skip
+            onnx.save_model(to_save, str(tmp / path.name))
+        else:
+            onnx.save_model(model, str(tmp / path.name))
+        for f in tmp.iterdir():
+            os.chmod(f, 0o666 & ~umask())
+    except OSError as e:
+        raise SaveError(f"cannot write the output: {e.strerror or e}", file=str(path)) from e
+    if check:
+        try:
+            onnx.checker.check_model(str(tmp / path.name), full_check=True)
+        except Exception as e:
+            raise CheckError(f"the rewritten model fails the ONNX checker: {e}") from e
+    # The model goes last, so that it never points at data that is not yet there.
+    for f in sorted(tmp.iterdir(), key=lambda p: p.name == path.name):
+        transaction.stage(f, path.parent / f.name)
+    return tmp / path.name
+
+
 def save_model(
     model: onnx.ModelProto,
     path: str | Path,
@@ -174,70 +221,31 @@ def save_model(
         SaveError: The folder is not writable, or the write failed.
         CheckError: The written model fails the checker.
     """
-    path = Path(path)
-    pointing = any(uses_external_data(t) for t in graph_tensors(model.graph))
-    if external_data is None:
-        external_data = pointing or model.ByteSize() >= TWO_GB
-    if pointing and not external_data:
-        raise SaveError("a model that points at external data is written with it", file=str(path))
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    except OSError as e:
-        raise SaveError(
-            f"cannot write to the output folder: {e.strerror or e}", file=str(path)
-        ) from e
-    try:
-        if external_data:
-            to_save = onnx.ModelProto()
-            to_save.CopyFrom(model)  # moving data out edits the tensors
-            _write_data(
-                to_save, tmp / f"{path.name}.data", source_dir and Path(source_dir), progress
-            )
-            onnx.save_model(to_save, str(tmp / path.name))
-        else:
-            onnx.save_model(model, str(tmp / path.name))
-        if check:
-            try:
-                onnx.checker.check_model(str(tmp / path.name), full_check=True)
-            except Exception as e:
-                raise CheckError(f"the rewritten model fails the ONNX checker: {e}") from e
-        # The model goes last, so that it never points at data that is not yet there.
-        written = sorted(tmp.iterdir(), key=lambda p: p.name == path.name)
-        for f in written:
-            os.replace(f, path.parent / f.name)
-        return [path.parent / f.name for f in written]
-    except OSError as e:
-        raise SaveError(f"cannot write the output: {e.strerror or e}", file=str(path)) from e
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with Transaction() as t:
+        stage_model(model, path, t, external_data, source_dir=source_dir, progress=progress,
+                    check=check)  # fmt: skip
+        return t.commit()
 
 
-def copy_model(
+def stage_copy(
     src: str | Path,
     model: onnx.ModelProto,
     dst: str | Path,
     external: bool,
+    transaction: Transaction,
     progress: Progress | None = None,
-) -> list[Path]:
-    """Writes an unchanged model: the same bytes when it is one file, else (`external`)
-    re-saved with its external data beside `dst`."""
+) -> Path:
+    """Stages an unchanged model for `dst`: the same bytes when it is one file, else
+    (`external`) re-saved with its external data beside it. Returns the staged model."""
     src, dst = Path(src), Path(dst)
     if external:
-        return save_model(model, dst, external_data=True, source_dir=src.parent, progress=progress)
+        return stage_model(model, dst, transaction, external_data=True, source_dir=src.parent,
+                           progress=progress)  # fmt: skip
+    tmp = transaction.folder(dst)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)
-        os.close(fd)
-    except OSError as e:
-        raise SaveError(
-            f"cannot write to the output folder: {e.strerror or e}", file=str(dst)
-        ) from e
-    try:
-        shutil.copyfile(src, tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
-        os.replace(tmp, dst)
-        return [dst]
+        shutil.copyfile(src, tmp / dst.name)
+        os.chmod(tmp / dst.name, 0o666 & ~umask())
     except OSError as e:
         raise SaveError(f"cannot write the output: {e.strerror or e}", file=str(dst)) from e
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    transaction.stage(tmp / dst.name, dst)
+    return tmp / dst.name

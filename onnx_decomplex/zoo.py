@@ -17,9 +17,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import onnx
+from onnx.external_data_helper import ExternalDataInfo
 
 from . import __version__
 from .errors import DecomplexError, UnsupportedError
+from .load import external_tensors
 from .pipeline import ConvertOptions
 from .report import initializer_bytes, op_histogram
 
@@ -178,6 +180,7 @@ def run_folder(
     options: ConvertOptions,
     jobs: int = 1,
     on_done: Callable[[ModelRecord], None] | None = None,
+    runner: Callable[[tuple], ModelRecord] = _run_one,
 ) -> list[ModelRecord]:
     """Converts every model under `root` into the same relative path under `out`.
 
@@ -187,6 +190,8 @@ def run_folder(
         options: Per-model options.
         jobs: Models converted at once, each in its own process when over 1.
         on_done: Called with each record as it completes (for a progress bar).
+        runner: Converts one model and records it, never raising: `run_model` on
+            (src, dst, rel, options); a module-level function, for worker processes.
 
     Returns:
         One record per model, sorted by relative path.
@@ -196,20 +201,63 @@ def run_folder(
         rel = src.relative_to(root).as_posix()
         tasks.append((src, out / rel, rel, options))
     records = []
+
+    def done(record: ModelRecord) -> None:
+        records.append(record)
+        if on_done:
+            on_done(record)
+
     if jobs <= 1 or len(tasks) <= 1:
         for task in tasks:
-            records.append(_run_one(task))
-            if on_done:
-                on_done(records[-1])
+            done(runner(task))
     else:
-        # spawn, not fork: a forked onnxruntime can deadlock on its thread pools.
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            for future in as_completed([pool.submit(_run_one, t) for t in tasks]):
-                records.append(future.result())
-                if on_done:
-                    on_done(records[-1])
+        _run_in_workers(tasks, jobs, runner, done)
     return sorted(records, key=lambda r: r.path)
+
+
+def _run_in_workers(tasks: list, jobs: int, runner, done: Callable[[ModelRecord], None]) -> None:
+    """Runs `tasks` in `jobs` worker processes.
+
+    A worker that dies (killed, or out of memory) breaks the pool, and every task it had
+    not finished fails with it. Those run again, one worker at a time, so that a task
+    that kills its worker again is known, recorded as an error, and costs no other.
+    """
+    # spawn, not fork: a forked onnxruntime can deadlock on its thread pools.
+    context = multiprocessing.get_context("spawn")
+    pending = list(tasks)
+    while pending:
+        finished = set()
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = {pool.submit(runner, task): i for i, task in enumerate(pending)}
+            for future in as_completed(futures):
+                if future.exception() is None:  # a runner records its errors: never raises
+                    finished.add(futures[future])
+                    done(future.result())
+        left = [task for i, task in enumerate(pending) if i not in finished]
+        if left and jobs == 1:
+            # One worker takes tasks in order: it died on the first one unfinished.
+            (src, _, rel, _), *left = left
+            done(_failed(src, rel, ERROR, f"{src}: the worker process converting it died "
+                                          "(killed, or out of memory)"))  # fmt: skip
+        pending, jobs = left, 1
+
+
+def input_files(models: list[Path]) -> list[tuple[Path, str]]:
+    """What a folder run reads, by role: each model, its data files, and the saved
+    inputs and outputs beside it."""
+    found = []
+    for src in models:
+        found.append((src, "input model"))
+        siblings = ((src.with_suffix(".npz"), "saved inputs"),
+                    (src.with_name(src.stem + EXPECTED_SUFFIX), "expected outputs"))  # fmt: skip
+        found += [(path, f"{what} of {src}") for path, what in siblings if path.is_file()]
+        try:
+            model = onnx.load(str(src), load_external_data=False)
+        except Exception:  # not a model: its run will say so
+            continue
+        for location in sorted({ExternalDataInfo(t).location for t in external_tensors(model)}):
+            found.append((src.parent / location, f"data file of {src}"))
+    return found
 
 
 def summarize(records: list[ModelRecord]) -> dict:

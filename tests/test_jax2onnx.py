@@ -206,5 +206,5 @@ def test_the_normalized_model_cannot_be_written_over_out(tmp_path):
     src = _files("scale_half")[0]
     out = tmp_path / "o.onnx"
     result = CliRunner().invoke(main, [str(src), str(out), "--save-normalized", str(out)])
-    assert result.exit_code == 1 and "is OUT itself" in result.stderr
+    assert result.exit_code == 1 and "the normalized model is the output too" in result.stderr
     assert list(tmp_path.iterdir()) == []

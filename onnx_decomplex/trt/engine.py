@@ -10,8 +10,6 @@ strongly typed networks.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DecomplexError
+from ..files import Transaction
 from .profiles import Profile
 
 INSTALL_HINT = (
@@ -193,18 +192,6 @@ class EngineResult:
     version: str
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Writes `data` to a temp file beside `path`, then renames it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def parser_errors(parser) -> EngineError:
     """One error for everything the ONNX parser reported, naming each node and op."""
     errors = [parser.get_error(i) for i in range(parser.num_errors)]
@@ -221,10 +208,16 @@ def parser_errors(parser) -> EngineError:
 
 
 def build_engine(
-    onnx_path: str | Path, options: EngineOptions, profile: Profile, toolkit: Toolkit
+    onnx_path: str | Path,
+    options: EngineOptions,
+    profile: Profile,
+    toolkit: Toolkit,
+    transaction: Transaction | None = None,
 ) -> EngineResult:
     """Parses the model from its path (so external weights resolve), builds, and
-    writes the plan atomically: a failed build leaves no plan file.
+    writes the plan and the timing cache atomically: a failed build leaves no plan
+    file. With `transaction`, both are staged in it instead (the result's plan is then
+    the staged file, which `run_engine` can load), and written when it commits.
 
     Raises:
         EngineError: The parser rejected the model, or the build failed.
@@ -255,10 +248,15 @@ def build_engine(
     if serialized is None:
         raise EngineError(f"TensorRT could not build the engine: {logger.errors()}")
     plan = bytes(serialized)
-    _write_atomic(options.plan, plan)
-    if cache_path is not None:
-        _write_atomic(cache_path, bytes(config.get_timing_cache().serialize()))
-    return EngineResult(options.plan, len(plan), time.perf_counter() - start, toolkit.version)
+    with Transaction() as own:
+        t = transaction or own
+        written = t.write(options.plan, plan)
+        if cache_path is not None:
+            t.write(cache_path, bytes(config.get_timing_cache().serialize()))
+        if transaction is None:
+            t.commit()
+            written = options.plan
+    return EngineResult(written, len(plan), time.perf_counter() - start, toolkit.version)
 
 
 def run_engine(

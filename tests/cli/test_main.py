@@ -100,13 +100,14 @@ def test_no_complex_written_unchanged(work):
     assert (out / "same.onnx").read_bytes() == model.read_bytes()
 
 
-def test_validation_mismatch_exits_nonzero_and_keeps_output(work):
+def test_validation_mismatch_exits_nonzero_and_writes_nothing(work):
     src, out = work
     model = _copy("rope_freqs_initializer.onnx", src)
     result = invoke(model, out / "r.onnx", "--atol", "0", "--rtol", "0")
     assert result.exit_code == EXIT_VALIDATION
     assert "FAILED xq_out" in result.stdout and "validation failed for xq_out" in result.stderr
-    assert (out / "r.onnx").exists()
+    assert list(out.iterdir()) == []
+    assert invoke(model, out / "r.onnx", "--no-validate").exit_code == 0
 
 
 def test_not_onnx(work):

@@ -251,7 +251,7 @@ def test_parser_error_leaves_no_plan(tmp_path, root):
     "where, message",
     [
         ("in", "the input is never overwritten"),
-        ("out", "is OUT itself"),
+        ("out", "the engine plan is the output too"),
         ("folder", "the output folder"),
     ],
 )
@@ -279,7 +279,8 @@ def test_a_model_with_nothing_to_rewrite_is_still_checked_against_its_engine(tmp
     plan = tmp_path / "m.plan"
     monkeypatch.setattr(pipeline, "preflight", lambda fp16=False: Toolkit())
     monkeypatch.setattr(pipeline, "build_engine",
-                        lambda dst, options, profile, toolkit: EngineResult(plan, 1, 0.0, "stand-in"))  # fmt: skip
+                        lambda dst, options, profile, toolkit, transaction:
+                        EngineResult(transaction.write(options.plan, b"plan"), 4, 0.0, "stand-in"))  # fmt: skip
     monkeypatch.setattr(pipeline, "run_engine", lambda p, feeds, toolkit: {"y": np.abs(feeds["x"])})
     src = tmp_path / "m.onnx"
     model = make_model([helper.make_node("Abs", ["x"], ["y"])], [vi("x", np.float32, [2, 3])],
@@ -290,3 +291,4 @@ def test_a_model_with_nothing_to_rewrite_is_still_checked_against_its_engine(tmp
     assert (
         result.engine_validation.passed and result.engine_validation.runtime == "TensorRT stand-in"
     )
+    assert result.engine.plan == plan and plan.read_bytes() == b"plan"  # written once it passed

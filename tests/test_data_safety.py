@@ -1,0 +1,262 @@
+"""Users run the tool on the only copy of a model: no file it reads ever changes, and a
+run that does not exit 0 leaves every file as it was. Each case is a command that once
+lost a user's file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from helpers import make_model, vi
+from onnx import helper, numpy_helper
+from onnx_decomplex.cli.main import EXIT_VALIDATION, main
+
+from onnx_decomplex import zoo
+from onnx_decomplex.files import _prefix, umask
+from onnx_decomplex.pipeline import ConvertOptions, convert_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _model(folder: Path, name: str = "a.onnx", data: str | None = None) -> Path:
+    """z times a complex table; with `data`, its weights in that external file."""
+    table = np.exp(1j * np.linspace(0, 3, 64)).astype(np.complex64)
+    model = make_model([helper.make_node("Mul", ["z", "table"], ["y"])],
+                       [vi("z", np.complex64, [2, 64])], [vi("y", np.complex64, [2, 64])],
+                       [numpy_helper.from_array(table, "table")])  # fmt: skip
+    path = folder / name
+    if data is None:
+        onnx.save(model, path)
+    else:
+        onnx.save(model, path, save_as_external_data=True, location=data, size_threshold=0)
+    return path
+
+
+def _state(folder: Path) -> dict[str, str]:
+    """Every file under `folder`, hidden ones too, by content."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _refused(result, *words):
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("\n") == 1 and all(w in result.stderr for w in words), result.stderr
+
+
+def test_out_whose_data_file_is_the_inputs_is_refused(tmp_path):
+    """a.onnx keeps its weights in b.onnx.data; writing b.onnx would write b.onnx.data."""
+    src = _model(tmp_path, "a.onnx", data="b.onnx.data")
+    before = _state(tmp_path)
+    _refused(run("--no-validate", src, tmp_path / "b.onnx"), "output's data file",
+             "input's data file 'b.onnx.data'")  # fmt: skip
+    assert _state(tmp_path) == before
+
+
+def test_out_that_is_the_inputs_data_file_is_refused(tmp_path):
+    src = _model(tmp_path, "a.onnx", data="a.data")
+    before = _state(tmp_path)
+    _refused(run(src, tmp_path / "a.data"), "the output is the input's data file")
+    assert _state(tmp_path) == before
+
+
+def test_out_that_is_the_saved_inputs_is_refused(tmp_path):
+    src = _model(tmp_path)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, z=np.ones((2, 64), np.complex64))
+    before = _state(tmp_path)
+    _refused(run(src, inputs, "--load-inputs", inputs), "the output is the --load-inputs file")
+    assert _state(tmp_path) == before
+
+
+def test_normalized_model_and_plan_must_not_share_a_path(tmp_path):
+    src = _model(tmp_path)
+    out = tmp_path / "o.onnx"
+    _refused(run(src, out, "--save-normalized", out), "the normalized model is the output too")
+    assert not out.exists()
+
+
+@pytest.fixture
+def zoo_dir(tmp_path):
+    models = tmp_path / "zoo"
+    (models / "sub").mkdir(parents=True)
+    _model(models, "a.onnx")
+    _model(models / "sub", "b.onnx")
+    return models
+
+
+@pytest.mark.parametrize("out", ["zoo/sub", "zoo", "."])
+def test_folder_out_and_in_must_not_nest(tmp_path, zoo_dir, out):
+    before = _state(tmp_path)
+    _refused(run(zoo_dir, tmp_path / out), "one inside the other")
+    assert _state(tmp_path) == before
+
+
+@pytest.mark.parametrize("flag", ["--report", "--junit"])
+def test_a_report_over_an_input_model_is_refused(tmp_path, zoo_dir, flag):
+    before = _state(tmp_path)
+    _refused(run(zoo_dir, tmp_path / "out", flag, zoo_dir / "sub" / "b.onnx"),
+             f"the {flag} file is the input model")  # fmt: skip
+    assert _state(tmp_path) == before
+
+
+def test_a_report_over_the_baseline_is_refused(tmp_path, zoo_dir):
+    """Else a regressed run writes its report over the baseline, and the next run passes."""
+    base = tmp_path / "base.json"
+    assert run(zoo_dir, tmp_path / "out", "--baseline", base, "--update-baseline").exit_code == 0
+    before = _state(tmp_path)
+    _refused(run(zoo_dir, tmp_path / "out2", "--baseline", base, "--report", base),
+             "the --report file is the baseline")  # fmt: skip
+    assert _state(tmp_path) == before
+
+
+def test_a_failed_run_leaves_an_existing_out_as_it_was(tmp_path):
+    src, out = _model(tmp_path), tmp_path / "o.onnx"
+    out.write_bytes(b"the user's earlier output")
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, other=np.zeros(3))
+    before = _state(tmp_path)
+    assert run(src, out, "--load-inputs", bad).exit_code == 1
+    assert _state(tmp_path) == before
+
+
+def test_a_failed_validation_writes_nothing(tmp_path):
+    src, out = _model(tmp_path), tmp_path / "o.onnx"
+    z = np.ones((2, 64), np.complex64)
+    np.savez(tmp_path / "in.npz", z=z)
+    np.savez(tmp_path / "wrong.npz", y=z)  # the model multiplies by a table
+    out.write_bytes(b"the user's earlier output")
+    before = _state(tmp_path)
+    result = run(src, out, "--load-inputs", tmp_path / "in.npz", "--expected-outputs",
+                 tmp_path / "wrong.npz")  # fmt: skip
+    assert result.exit_code == EXIT_VALIDATION
+    assert "nothing was written (--no-validate writes" in result.stderr
+    assert _state(tmp_path) == before
+
+
+def test_inputs_too_large_for_memory_are_one_line_and_leave_out(tmp_path, monkeypatch):
+    import onnx_decomplex.pipeline as pipeline
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(pipeline, "random_inputs", no_memory)
+    src, out = _model(tmp_path), tmp_path / "o.onnx"
+    out.write_bytes(b"the user's earlier output")
+    before = _state(tmp_path)
+    _refused(run(src, out), "do not fit in memory")
+    assert _state(tmp_path) == before
+
+
+def test_validation_runs_on_the_file_this_run_wrote(tmp_path, monkeypatch):
+    """Not on whatever lies at OUT by then (another run may write it)."""
+    import onnx_decomplex.pipeline as pipeline
+
+    seen = []
+    real = pipeline.validate
+
+    def spy(original, rewritten, *args, **kwargs):
+        seen.append(Path(rewritten))
+        return real(original, rewritten, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "validate", spy)
+    out = tmp_path / "o.onnx"
+    result = convert_file(_model(tmp_path), out)
+    assert result.ok and result.written == [out]
+    staged = [p for p in seen if p != out and p.name == out.name and p.parent.parent == tmp_path]
+    assert seen and staged == seen
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_killed_runs_temporary_files_are_removed_by_the_next_run(tmp_path):
+    out = tmp_path / "o.onnx"
+    mine = _prefix(out)
+    dead = tmp_path / (mine[: mine.rindex("-", 0, -1) + 1] + f"{_dead_pid()}-x1y2")
+    dead.mkdir()
+    (dead / "o.onnx.data").write_bytes(b"\0" * 4096)
+    other_host = tmp_path / ".o.onnx.tmp-elsewhere-1-abcd"
+    other_host.mkdir()
+    assert convert_file(_model(tmp_path), out).ok
+    assert not dead.exists() and other_host.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".o.onnx.tmp-elsewhere-1-abcd",
+                                                                 "a.onnx", "o.onnx"])  # fmt: skip
+
+
+def test_a_terminated_run_leaves_no_temporary_files(tmp_path):
+    src, out = _model(tmp_path), tmp_path / "o.onnx"
+    ready = tmp_path / "ready"
+    code = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        import onnx_decomplex.pipeline as pipeline
+        from onnx_decomplex.cli.main import main
+
+        def slow(*args, **kwargs):
+            Path({str(ready)!r}).write_text("")
+            time.sleep(60)
+
+        pipeline.validate = slow
+        main([{str(src)!r}, {str(out)!r}])
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path)
+    try:
+        for _ in range(600):
+            if ready.exists() or child.poll() is not None:
+                break
+            subprocess.run(["sleep", "0.05"])
+        assert ready.exists()
+        staged = [p for p in tmp_path.iterdir() if p.name.startswith(".o.onnx.tmp-")]
+        assert staged  # the rewrite waits there for its validation
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        child.kill()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx", "ready"]
+
+
+def kill_on_b(task):
+    """A runner whose worker dies on model b, as one killed for memory would."""
+    if task[2].endswith("b.onnx"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return zoo.run_model(*task)
+
+
+def test_a_dead_worker_costs_its_own_model_only(tmp_path, zoo_dir):
+    _model(zoo_dir, "c.onnx")
+    records = zoo.run_folder(zoo_dir, tmp_path / "out", ConvertOptions(), jobs=2,
+                             runner=kill_on_b)  # fmt: skip
+    status = {r.path: r.status for r in records}
+    assert status == {"a.onnx": zoo.OK, "c.onnx": zoo.OK, "sub/b.onnx": zoo.ERROR}
+    dead = next(r for r in records if r.path == "sub/b.onnx")
+    assert "worker process converting it died" in dead.message
+
+
+def test_reports_baseline_and_outputs_have_the_users_mode(tmp_path, zoo_dir):
+    out = tmp_path / "out"
+    paths = [tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "base.json"]
+    result = run(zoo_dir, out, "--report", paths[0], "--junit", paths[1], "--baseline", paths[2],
+                 "--update-baseline")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    mode = 0o666 & ~umask()
+    for path in [*paths, out / "a.onnx"]:
+        assert stat.S_IMODE(path.stat().st_mode) == mode, path
+    assert json.loads(paths[2].read_text())["models"]
