@@ -267,7 +267,9 @@ class Builder:
     def operand(self, shape, dtype, pred=lambda v: True) -> Value:
         """A value that broadcasts with `shape`: from the pool, or a new one."""
         dtype = np.dtype(dtype)
-        fits = self.pick(lambda v: v.dtype == dtype and _broadcast(v.shape, shape) and pred(v))
+        fits = self.pick(
+            lambda v: v.dtype == dtype and _broadcast(v.shape, shape) is not None and pred(v)
+        )
         if fits is not None and self.int_(0, 2):
             return fits
         cut = self.int_(0, len(shape))
@@ -389,12 +391,12 @@ class Builder:
     def s_variadic(self):
         op = self.one(["Sum", "Mean", "Sum"])
         a = self.complex_value()
-        ins = [a] + [self.operand(a.shape, a.dtype) for _ in range(self.int_(0, 2))]
+        ins, shape = [a], a.shape
+        for _ in range(self.int_(0, 2)):
+            ins.append(self.operand(shape, a.dtype))
+            shape = _broadcast(shape, ins[-1].shape)
         if op == "Sum" and self.int_(0, 3) == 0:
             ins.append(self.new_value(a.shape, _real_of(a.dtype)))  # the first operand's type wins
-        shape = a.shape
-        for v in ins:
-            shape = _broadcast(shape, v.shape)
         self.add(op, ins, shape, a.dtype, sum(v.bound for v in ins))
 
     def s_transpose(self):
@@ -444,8 +446,9 @@ class Builder:
         self.add("Squeeze", [x, self.index_const([ax])], shape, x.dtype, x.bound)
 
     def s_flatten(self):
-        x = self.complex_value(lambda v: v.rank >= 1)
-        if not x.rank:
+        # The reference flattens with reshape(-1), which a zero-size value cannot take.
+        x = self.complex_value(lambda v: v.rank >= 1 and v.size > 0)
+        if not x.rank or not x.size:
             return
         axis = self.int_(-x.rank, x.rank)
         a = axis % x.rank if x.rank and axis < 0 else axis
@@ -586,7 +589,7 @@ class Builder:
         x = self.complex_value(lambda v: v.rank >= 1 and min(v.shape) > 0)
         if not x.rank or 0 in x.shape:
             return
-        axis = self.int_(-x.rank, x.rank - 1)
+        axis = self.int_(0, x.rank - 1)  # the reference compares the wrong dims for axis < 0
         shape = list(x.shape)  # the reference wants the other dims equal
         shape[axis] = self.int_(1, 3)
         n = x.shape[axis]
@@ -701,6 +704,8 @@ class Builder:
         op = self.one(ops)
         # KNOWN: rank-0 ReduceSum/ReduceMean and other rank-0 reductions.
         pred = (lambda v: v.rank >= 0) if self.known_bugs else (lambda v: v.rank >= 1)
+        if op == "ReduceLogSumExp":
+            pred = lambda v: v.rank >= 1  # noqa: E731  (the reference cannot run rank 0)
         if op in ("ReduceProd", "ReduceLogSumExp"):
             x = self.complex_value(lambda v: pred(v) and v.bound <= 3 and v.size <= 12)
         else:
