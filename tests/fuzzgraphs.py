@@ -322,7 +322,7 @@ class Builder:
                 b = self.new_value(b.shape, b.dtype, "input", zeros=False)
         else:
             b = self.operand(a.shape, a.dtype)
-        pair = [a, b] if self.flag() else [b, a]
+        pair = [a, b] if op == "Div" or self.flag() else [b, a]  # b divides
         shape = _broadcast(a.shape, b.shape)
         if op == "Equal":
             self.add(op, pair, shape, np.bool_, 1)
