@@ -6,8 +6,10 @@ fit), and adds its outputs to the pool. Every graph is one the reference evaluat
 runs: operands of binary ops share a dtype, axes and indices are in range, and
 values that feed exponentials stay small enough not to overflow.
 
-`known_bugs=False` leaves out the regions of known bugs that are being fixed;
-each exclusion below is marked `KNOWN:` with the bug it steers around.
+`known_bugs=False` leaves out the regions of bugs: those already known and being
+fixed (marked `KNOWN:`) and those this fuzzer found (marked `FOUND:`), each with
+the bug it steers around, to be removed once that bug is fixed. `known_bugs=True`
+includes everything.
 """
 
 from __future__ import annotations
@@ -348,9 +350,8 @@ class Builder:
         x = self.complex_value()
         if kind == "to_other":
             if x.const and not self.known_bugs:
-                x = self.complex_value(
-                    lambda v: not v.const
-                )  # KNOWN: Cast of a complex constant to the other complex type
+                # KNOWN: Cast of a complex constant to the other complex type.
+                x = self.complex_value(lambda v: not v.const)
                 if x.const:
                     return
             to = _other(x.dtype)
@@ -705,14 +706,16 @@ class Builder:
             self.add("SpaceToDepth", [x], [n, c * 4, h // b, w // b], x.dtype, x.bound, blocksize=b)  # fmt: skip
 
     def s_reduce(self):
-        ops = (
-            REDUCE if self.known_bugs else [o for o in REDUCE if o != "ReduceLogSumExp"]
-        )  # KNOWN: ReduceLogSumExp's 2 pi
+        # KNOWN: ReduceLogSumExp's 2 pi (its imaginary part outside (-pi, pi]).
+        ops = REDUCE if self.known_bugs else [o for o in REDUCE if o != "ReduceLogSumExp"]
         op = self.one(ops)
-        # KNOWN: rank-0 ReduceSum/ReduceMean and other rank-0 reductions.
-        pred = (lambda v: v.rank >= 0) if self.known_bugs else (lambda v: v.rank >= 1)
-        if op == "ReduceLogSumExp":
-            pred = lambda v: v.rank >= 1  # noqa: E731  (the reference cannot run rank 0)
+        # KNOWN: rank-0 ReduceSum/ReduceMean and other rank-0 reductions. The reference
+        # cannot run ReduceLogSumExp of rank 0 at all.
+        lowest = 0 if self.known_bugs and op != "ReduceLogSumExp" else 1
+
+        def pred(v):
+            return v.rank >= lowest
+
         if op in ("ReduceProd", "ReduceLogSumExp"):
             x = self.complex_value(lambda v: pred(v) and v.bound <= 3 and v.size <= 12)
         else:
