@@ -294,6 +294,12 @@ class Builder:
             x = self.complex_value(lambda v: v.bound <= limit)
             if x.bound > limit:
                 return
+        elif op in ("Sign", "Round"):
+            # Steps at 0 and at halves: a rounding error in a computed value (a LogSoftmax
+            # of one element, 1e-8 instead of 0) would become a whole step. Exact values only.
+            x = self.complex_value(lambda v: v.depth == 0)
+            if x.depth:
+                return
         elif (op in BRANCH_CUT or op in ARG_CUT) and not self.known_bugs:
             # KNOWN: branch cuts of Asin/Acos/Atanh/Atan/Asinh (values on an axis).
             x = self.complex_value(lambda v: not v.axis)
