@@ -23,13 +23,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from fuzzgraphs import Case, cases
+from fuzzgraphs import NOT_GENERATED, OPS, Case, cases
 from hypothesis import HealthCheck, given, note, reject, seed, settings
 from hypothesis.control import current_build_context
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.reference import evaluator
+from onnx_decomplex.rules import supported_ops
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
 KNOWN_BUGS = os.environ.get("FUZZ_KNOWN_BUGS", "0") == "1"
@@ -128,6 +129,12 @@ def _check_and_save(case: Case) -> None:
             path = save_failure(case, e)
             e.add_note(f"model: {path}, inputs: {path.with_suffix('.npz')}")
         raise
+
+
+def test_generator_covers_the_registry():
+    """A rule registered for a new op is fuzzed, or said here why not."""
+    assert OPS.isdisjoint(NOT_GENERATED)
+    assert OPS | set(NOT_GENERATED) == supported_ops()
 
 
 @DEFAULT
