@@ -1,15 +1,17 @@
 """Differential fuzzing: random complex graphs, rewritten, run in onnxruntime, and
 compared with the reference evaluator on the original.
 
-The default suite runs a fixed set of examples, leaving out the regions of known
-bugs (see `KNOWN:` in fuzzgraphs.py). `make fuzz` runs many more, random ones,
-with those regions included (FUZZ_KNOWN_BUGS=0 leaves them out there too), and
-saves each minimal failing model and its inputs under FUZZ_OUT (out/fuzz).
+Each graph must rewrite to one with nothing complex left, pass the full ONNX checker,
+and match the reference within `tolerance`. The default suite runs a fixed set of
+examples, leaving out the regions of bugs not fixed yet (marked `KNOWN:` and
+`FOUND:` in fuzzgraphs.py). `make fuzz` runs many more, random ones, with those
+regions included; Hypothesis stops at the first failures, shrinks each, and the
+minimal model and its inputs are saved under FUZZ_OUT, named in the failure.
 
-    FUZZ_EXAMPLES   how many examples (default: the fast suite's count)
-    FUZZ_KNOWN_BUGS 1 to include the known bugs' regions
-    FUZZ_OUT        where failing models go
-    FUZZ_SEED       a seed, to run a `make fuzz` example set again
+    FUZZ_EXAMPLES    how many examples (`make fuzz`: 3000)
+    FUZZ_KNOWN_BUGS  1 to include the regions of bugs not fixed yet (`make fuzz`: 1)
+    FUZZ_OUT         where failing models go (out/fuzz)
+    FUZZ_SEED        a seed, to run a `make fuzz` example set again
 """
 
 from __future__ import annotations
