@@ -39,8 +39,10 @@ BRANCH_CUT = {"Asin", "Acos", "Atanh", "Atan", "Asinh"}
 # FOUND: arg z ignores the sign of a zero imaginary part on the negative real axis
 # (Log(-2 - 0i) has +pi i, numpy -pi i; Log(-0 + 0i) has 0 i, numpy pi i).
 ARG_CUT = {"Log", "Sqrt", "Acosh", "Pow", "ReduceLogSum", "ReduceL2"}
-# Ops whose complex results may lie on an axis whatever their inputs.
-AXIS_MAKERS = {"Round", "ReduceL1", "Cast", "Sign", "ConstantOfShape", "Pad"}
+# Ops whose complex results may lie on an axis whatever their inputs (a Softmax over
+# one element is exactly 1, where the rewrite's rounding may leave -0 or 1e-8 i).
+AXIS_MAKERS = {"Round", "ReduceL1", "Cast", "Sign", "ConstantOfShape", "Pad", "Softmax",
+               "LogSoftmax"}  # fmt: skip
 # Ops that may make an exact zero from operands that hold none.
 ZERO_MAKERS = {"Round", "Sub", "Add", "Pad", "Trilu", "Cast", "Sum", "Mean", "CumSum",
                "ScatterND", "ScatterElements", "Sign", "Einsum", "MatMul", "Gemm", "Conv",
