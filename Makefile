@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: run test test-slow test-gpu bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf coverage clean
+.PHONY: run test test-slow test-gpu fuzz bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf coverage clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,15 @@ test-slow: $(STAMP)
 ## test-gpu: only the GPU cases (engine build and run need TensorRT); each says why it skips
 test-gpu: $(STAMP)
 	$(BIN)/python -m pytest -q -m gpu -rs
+
+FUZZ_EXAMPLES ?= 3000
+FUZZ_KNOWN_BUGS ?= 1
+
+## fuzz: thousands of random complex graphs against the reference, known bugs included (FUZZ_KNOWN_BUGS=0 leaves them out); each minimal failing model and its inputs go to out/fuzz/
+fuzz: $(STAMP)
+	rm -rf out/fuzz
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_KNOWN_BUGS=$(FUZZ_KNOWN_BUGS) FUZZ_OUT=out/fuzz \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py::test_fuzz
 
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
