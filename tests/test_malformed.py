@@ -314,3 +314,82 @@ def test_sparse_initializers_are_read_as_dense(tmp_path):
     np.testing.assert_array_equal(dense, expected.reshape(2, 3))
     result = invoke(src, tmp_path / "out.onnx")
     assert result.exit_code == 0, result.output
+
+
+def _complex_model(folder):
+    model = make_model(
+        [helper.make_node("Neg", ["z"], ["y"])], [vi("z", C64, [2, 3])], [vi("y", C64, [2, 3])]
+    )
+    src = folder / "m.onnx"
+    src.write_bytes(model.SerializeToString())
+    return src
+
+
+GOOD = np.ones((2, 3), C64)
+NPZ_CASES = {
+    "strings": ({"z": np.full((2, 3), "a")}, "'z' holds <U1"),
+    "bytes": ({"z": np.full((2, 3), b"a")}, "'z' holds |S1"),
+    "objects": ({"z": np.array([None, 1], dtype=object)}, "allow_pickle"),
+    "dates": ({"z": np.zeros((2, 3), "datetime64[s]")}, "not numbers"),
+    "raw bytes": ({"z": np.zeros((2, 3), "V8")}, "not numbers"),
+    "records": ({"z": np.zeros((2, 3), [("a", "f4"), ("b", "f4")])}, "not numbers"),
+    "saved output of strings": ({"z": GOOD, "expected": np.array(["x"])}, "'expected' holds"),
+    "saved output of objects": ({"z": GOOD, "expected": np.array([None], dtype=object)}, "pickle"),
+}
+
+
+@pytest.mark.parametrize("case", list(NPZ_CASES))
+def test_an_inputs_file_of_the_wrong_kind_is_one_line(tmp_path, case):
+    arrays, needle = NPZ_CASES[case]
+    src = _complex_model(tmp_path)
+    npz = tmp_path / "in.npz"
+    np.savez(npz, **arrays)
+    out = tmp_path / "out.onnx"
+    result = invoke(src, out, "--load-inputs", npz)
+    assert_one_line_error(result, src, out, str(npz), needle)
+
+
+@pytest.mark.parametrize(
+    "arrays, needle",
+    [({"y": np.array(["x"])}, "'y' holds <U1"), ({"y": np.zeros(3, "datetime64[s]")}, "numbers")],
+)
+def test_expected_outputs_of_the_wrong_kind_are_one_line(tmp_path, arrays, needle):
+    src = _complex_model(tmp_path)
+    np.savez(tmp_path / "in.npz", z=GOOD)
+    np.savez(tmp_path / "exp.npz", **arrays)
+    out = tmp_path / "out.onnx"
+    args = ["--load-inputs", tmp_path / "in.npz", "--expected-outputs", tmp_path / "exp.npz"]
+    assert_one_line_error(invoke(src, out, *args), src, out, "exp.npz", needle)
+
+
+def test_an_npy_file_is_not_an_inputs_file(tmp_path):
+    src = _complex_model(tmp_path)
+    np.save(tmp_path / "in.npy", GOOD)
+    out = tmp_path / "out.onnx"
+    result = invoke(src, out, "--load-inputs", tmp_path / "in.npy")
+    assert_one_line_error(result, src, out, "not an .npz archive")
+
+
+def test_inputs_too_large_to_make_are_one_line(tmp_path):
+    model = make_model(
+        [helper.make_node("Neg", ["x"], ["y"])],
+        [vi("x", C64, [2**40, 2**40])],
+        [vi("y", C64, [2**40, 2**40])],
+    )
+    src = tmp_path / "m.onnx"
+    src.write_bytes(model.SerializeToString())
+    out = tmp_path / "out.onnx"
+    assert_one_line_error(invoke(src, out), src, out, "tensor 'x'", "cannot make a random input")
+
+
+@pytest.mark.xfail(
+    strict=True, reason="cli/folder.py reads --baseline itself; it must call read_baseline"
+)
+def test_a_baseline_that_is_a_list_is_one_line(tmp_path):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    _complex_model(folder)
+    baseline = tmp_path / "b.json"
+    baseline.write_text("[]")
+    out = tmp_path / "out"
+    assert_one_line_error(invoke(folder, out, "--baseline", baseline), baseline, out, "a list")
