@@ -440,7 +440,7 @@ def run_onnxruntime(
     options.log_severity_level = 4
     run_options = ort.RunOptions()
     run_options.log_severity_level = 4
-    stop = None
+    watched = None
     try:
         if isinstance(model, bytes):
             source = model
@@ -452,10 +452,7 @@ def run_onnxruntime(
             source, options, providers=providers or ["CPUExecutionProvider"]
         )
         if timeout is not None:
-            # onnxruntime checks the flag between kernels and Loop iterations.
-            stop = threading.Timer(timeout, setattr, (run_options, "terminate", True))
-            stop.daemon = True
-            stop.start()
+            watched = _WATCHDOG.watch(run_options, time.monotonic() + timeout)
         return session.run(None, _as_declared(session, feeds), run_options)
     except Exception as e:
         if run_options.terminate:
@@ -464,8 +461,52 @@ def run_onnxruntime(
             ) from None
         raise DecomplexError(f"onnxruntime could not run the rewritten model: {e}") from e
     finally:
-        if stop is not None:
-            stop.cancel()
+        if watched is not None:
+            _WATCHDOG.forget(watched)
+
+
+class _Watchdog:
+    """One daemon thread that sets onnxruntime's `terminate` flag on runs past their
+    deadline (onnxruntime checks it between kernels and Loop iterations). It is
+    started once: a thread per run would cost more than a small model's run."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._runs: dict[int, tuple[float, object]] = {}
+        self._wake_at = None
+        self._thread = None
+        self._count = 0
+
+    def watch(self, run_options, end: float) -> int:
+        with self._cond:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="validate-timeout")
+                self._thread.daemon = True
+                self._thread.start()
+            self._count += 1
+            self._runs[self._count] = (end, run_options)
+            if self._wake_at is None or end < self._wake_at:
+                self._cond.notify()
+            return self._count
+
+    def forget(self, token: int) -> None:
+        with self._cond:
+            self._runs.pop(token, None)
+
+    def _loop(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for token, (end, run_options) in list(self._runs.items()):
+                    if end <= now:
+                        run_options.terminate = True
+                        del self._runs[token]
+                ends = [end for end, _ in self._runs.values()]
+                self._wake_at = min(ends) if ends else None
+                self._cond.wait(None if self._wake_at is None else self._wake_at - now)
+
+
+_WATCHDOG = _Watchdog()
 
 
 _ORT_FLOATS = {"tensor(float)": np.float32, "tensor(double)": np.float64}
