@@ -156,7 +156,13 @@ _ODD_VALUES = {
 def _not_text(message, where: str) -> tuple[str, bytes] | None:
     """The first string field under `message` that is not valid UTF-8 (protobuf hands
     those back as bytes), as (field path, raw value); None when all are text."""
-    for desc, value in message.ListFields():
+    if isinstance(message, TensorProto):
+        # Only its text is read: listing its fields would copy its data.
+        fields = [(TensorProto.DESCRIPTOR.fields_by_name[n], getattr(message, n))
+                  for n in ("name", "doc_string", "external_data", "metadata_props")]  # fmt: skip
+    else:
+        fields = message.ListFields()
+    for desc, value in fields:
         many = value if desc.is_repeated else [value]
         if desc.type == FieldDescriptor.TYPE_STRING:
             for v in many:

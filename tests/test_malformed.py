@@ -93,6 +93,13 @@ def _dim_param_not_utf8(folder):
     return model.SerializeToString().replace(b"\x12\x01N", b"\x12\x01\xff")
 
 
+def _initializer_name_not_utf8(folder):
+    # TensorProto.name is field 8: tag 0x42, length 1, "t".
+    data = _table_model().SerializeToString()
+    assert data.count(b"\x42\x01t") == 1
+    return data.replace(b"\x42\x01t", b"\x42\x01\xfe")
+
+
 def _if_model(then_inputs=(), else_outputs=1):
     def build(folder):
         then = helper.make_graph(
@@ -215,6 +222,7 @@ CASES = {
     "dims overflowing": (_with(_dims([2**40, 2**40])), "overflow"),
     "declared dim negative": (_with(lambda m: _dim(m.graph.input[0], -3)), "negative dim -3"),
     "dim_param not UTF-8": (_dim_param_not_utf8, "dim_param is not UTF-8"),
+    "initializer name not UTF-8": (_initializer_name_not_utf8, "initializer[0].name"),
     "ConstantOfShape negative": (_constant_of_shape([-2, 3]), "node 'fill' (ConstantOfShape)"),
     "ConstantOfShape negative via Constant": (_constant_of_shape([-2, 3], True), "negative dim"),
     "ConstantOfShape overflowing": (_constant_of_shape([2**40, 2**40]), "would make a value"),
