@@ -15,9 +15,13 @@ refuse, say) is known, not a regression.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 
-from .zoo import ModelRecord
+from .errors import DecomplexError
+from .zoo import SCHEMA_VERSION, STATUSES, ModelRecord, OutputError, records_from_json
 
 # Errors are compared from 1% of atol up: float32 kernels differ by a few ulps
 # between CPUs, and an error that was exactly 0 must not make that a regression.
@@ -122,3 +126,92 @@ def compare(
         _errors(old, new, max_error_growth, atol, cmp)
         _nodes(old, new, max_node_growth, cmp)
     return cmp
+
+
+_JSON_KINDS = {"dict": "an object", "list": "a list", "str": "a string", "int": "a number",
+               "float": "a number", "bool": "a boolean", "NoneType": "null"}  # fmt: skip
+
+
+def _json_kind(value) -> str:
+    return _JSON_KINDS.get(type(value).__name__, type(value).__name__)
+
+
+def _check_fields(entry, cls, where: str) -> None:
+    """`entry` is a JSON object whose keys are `cls`'s fields, each of the JSON type
+    that field holds (a number for a float, and so on), with finite numbers."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} is {_json_kind(entry)}, not an object")
+    kinds = {f.name: str(f.type) for f in fields(cls)}
+    for key, value in entry.items():
+        kind = kinds.get(key)
+        if kind is None:
+            raise ValueError(f"{where} has an unknown field '{key}'")
+        if value is None and "None" in kind:
+            continue
+        if kind.startswith(("float", "int")):
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            ok = ok and math.isfinite(value) and (kind.startswith("float") or value == int(value))
+        elif kind.startswith("str"):
+            ok = isinstance(value, str)
+        elif kind.startswith("bool"):
+            ok = isinstance(value, bool)
+        elif kind.startswith("dict"):
+            ok = isinstance(value, dict) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value.values()
+            )
+        elif kind.startswith("list[str]"):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else:  # list[OutputError]
+            ok = isinstance(value, list)
+        if not ok:
+            raise ValueError(f"{where} field '{key}' is {json.dumps(value)[:40]}, not {kind}")
+
+
+def parse_baseline(data) -> list[ModelRecord]:
+    """The model records of a decoded JSON report, every field checked.
+
+    Raises:
+        ValueError: Not a report of this tool, saying where.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"the report is {_json_kind(data)}, not an object")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(
+            f"report schema version {data.get('schema_version')!r}; this tool reads "
+            f"version {SCHEMA_VERSION}"
+        )
+    models = data.get("models")
+    if not isinstance(models, list):
+        raise ValueError("its 'models' is missing or not a list")
+    for i, m in enumerate(models):
+        _check_fields(m, ModelRecord, f"models[{i}]")
+        for key in ("path", "status"):
+            if key not in m:
+                raise ValueError(f"models[{i}] has no '{key}'")
+        if m["status"] not in STATUSES:
+            raise ValueError(f"models[{i}] status '{m['status']}' is none of {', '.join(STATUSES)}")
+        for key in ("outputs", "framework"):
+            for j, o in enumerate(m.get(key, [])):
+                _check_fields(o, OutputError, f"models[{i}].{key}[{j}]")
+                missing = {f.name for f in fields(OutputError)} - set(o)
+                if missing:
+                    raise ValueError(f"models[{i}].{key}[{j}] has no '{sorted(missing)[0]}'")
+    return records_from_json(data)
+
+
+def read_baseline(path: str | Path) -> list[ModelRecord]:
+    """The model records of an earlier JSON report (see `parse_baseline`).
+
+    Raises:
+        DecomplexError: The file cannot be read, is not JSON, or is not a report of
+            this tool; one line naming the file and what is wrong.
+    """
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError) as e:
+        raise DecomplexError(f"cannot read the baseline: {e}", file=str(path)) from None
+    try:
+        return parse_baseline(data)
+    except (ValueError, DecomplexError) as e:
+        message = e.message if isinstance(e, DecomplexError) else str(e)
+        raise DecomplexError(f"not a report of this tool: {message}", file=str(path)) from None

@@ -58,6 +58,10 @@ class CheckError(DecomplexError):
     """The rewritten model fails ONNX shape inference or the checker."""
 
 
+class ValidationTimeout(DecomplexError):
+    """Validation (the reference evaluator or the runtime) ran past its time limit."""
+
+
 @dataclass
 class Unsupported:
     """One node that receives a complex value and has no rule to rewrite it."""

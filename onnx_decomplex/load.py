@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import math
+import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import onnx
-from onnx import AttributeProto, TensorProto
+from google.protobuf.descriptor import FieldDescriptor
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
 from onnx.external_data_helper import (
-    ExternalDataInfo,
     load_external_data_for_model,
     load_external_data_for_tensor,
     uses_external_data,
 )
 
-from .dtypes import is_complex_onnx
+from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import LoadError
 
 TENSORFLOW_OPS = frozenset(
@@ -64,36 +68,290 @@ def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
                     yield from attr.tensors
 
 
+def _node_tensors(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto, TensorProto]]:
+    """Every tensor held in a node attribute (a Constant's value, say), with its node."""
+    for g in graphs_in(graph):
+        for node in g.node:
+            for attr in node.attribute:
+                if attr.type == AttributeProto.TENSOR:
+                    yield node, attr.t
+                elif attr.type == AttributeProto.TENSORS:
+                    for t in attr.tensors:
+                        yield node, t
+
+
 def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
     """Every tensor whose data lives in an external file."""
     return [t for t in graph_tensors(model.graph) if uses_external_data(t)]
 
 
+def _external_entry(t: TensorProto, key: str) -> str | None:
+    """The last value of `key` among the tensor's external data entries, as onnx reads it."""
+    found = None
+    for entry in t.external_data:
+        if entry.key == key:
+            found = entry.value
+    return found
+
+
+def external_location(t: TensorProto) -> tuple[str, int, int | None]:
+    """Where an external tensor's data is: (location, offset, length or None).
+
+    Raises:
+        LoadError: The offset or length is not a non-negative integer, naming the tensor.
+    """
+    numbers = {}
+    for key in ("offset", "length"):
+        text = _external_entry(t, key)
+        if text is None:
+            continue
+        if not text.strip().isdigit():
+            raise LoadError(
+                f"external data {key} {text!r} is not a non-negative integer", tensor=t.name
+            )
+        numbers[key] = int(text)
+    return _external_entry(t, "location") or "", numbers.get("offset", 0), numbers.get("length")
+
+
 def external_length(t: TensorProto, base_dir: Path) -> int:
     """Bytes of an external tensor's data: its `length`, or to the end of its file."""
-    info = ExternalDataInfo(t)
-    if info.length is not None:
-        return int(info.length)
-    return (base_dir / info.location).stat().st_size - int(info.offset or 0)
+    location, offset, length = external_location(t)
+    if length is not None:
+        return length
+    return (base_dir / location).stat().st_size - offset
 
 
 def _check_external(model: onnx.ModelProto, path: Path) -> None:
     base = path.parent
     for t in external_tensors(model):
-        info = ExternalDataInfo(t)
-        data = base / info.location
-        if not data.is_file():
+        try:
+            location, offset, length = external_location(t)
+        except LoadError as e:
+            raise e.at_file(str(path)) from None
+        data = base / location
+        if not location or not data.is_file():
             raise LoadError(
-                f"external data file '{info.location}' is missing", file=str(path), tensor=t.name
+                f"external data file '{location}' is missing", file=str(path), tensor=t.name
             )
-        need = (info.offset or 0) + (info.length or 0)
-        if need > data.stat().st_size:
+        size = data.stat().st_size
+        if offset > size or offset + (length or 0) > size:
             raise LoadError(
-                f"external data file '{info.location}' is too short: needs {need} bytes, has "
-                f"{data.stat().st_size}",
+                f"external data file '{location}' is too short: needs "
+                f"{offset + (length or 0)} bytes, has {size}",
                 file=str(path),
                 tensor=t.name,
             )
+
+
+ELEMENT_TYPES = frozenset(TensorProto.DataType.values()) - {TensorProto.UNDEFINED}
+"""The element types of this onnx version; anything else in a file is damage."""
+
+_ODD_VALUES = {
+    "map_type": "a map",
+    "sparse_tensor_type": "a sparse tensor",
+    "opaque_type": "opaque",
+}
+
+
+def _not_text(message, where: str) -> tuple[str, bytes] | None:
+    """The first string field under `message` that is not valid UTF-8 (protobuf hands
+    those back as bytes), as (field path, raw value); None when all are text."""
+    if isinstance(message, TensorProto):
+        # Only its text is read: listing its fields would copy its data.
+        fields = [(TensorProto.DESCRIPTOR.fields_by_name[n], getattr(message, n))
+                  for n in ("name", "doc_string", "external_data", "metadata_props")]  # fmt: skip
+    else:
+        fields = message.ListFields()
+    for desc, value in fields:
+        many = value if desc.is_repeated else [value]
+        if desc.type == FieldDescriptor.TYPE_STRING:
+            for v in many:
+                if isinstance(v, bytes):
+                    return f"{where}.{desc.name}", v
+        elif desc.type == FieldDescriptor.TYPE_MESSAGE:
+            for i, v in enumerate(many):
+                found = _not_text(
+                    v, f"{where}.{desc.name}" + (f"[{i}]" if desc.is_repeated else "")
+                )
+                if found:
+                    return found
+    return None
+
+
+def _check_value_info(v: onnx.ValueInfoProto, declared: bool) -> None:
+    """A declared element type this onnx knows, and no negative dim. `declared`: a
+    graph input or output, which must say what it is."""
+    kind = v.type.WhichOneof("value")
+    if kind in _ODD_VALUES:
+        raise LoadError(
+            f"the value is {_ODD_VALUES[kind]}; only tensors, sequences and optionals are "
+            "supported",
+            tensor=v.name,
+        )
+    if kind != "tensor_type":
+        return
+    t = v.type.tensor_type
+    if t.elem_type not in ELEMENT_TYPES and (declared or t.elem_type != TensorProto.UNDEFINED):
+        raise LoadError(f"unknown element type {t.elem_type}", tensor=v.name)
+    for d in t.shape.dim:
+        if d.HasField("dim_value") and d.dim_value < 0:
+            raise LoadError(f"negative dim {d.dim_value} in its declared shape", tensor=v.name)
+
+
+def _check_tensor(t: TensorProto, node: onnx.NodeProto | None = None) -> None:
+    if t.data_type not in ELEMENT_TYPES:
+        raise LoadError(
+            f"unknown element type {t.data_type}",
+            node=node.name if node else None,
+            op_type=node.op_type if node else None,
+            tensor=t.name,
+        )
+
+
+def _body_counts(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto, int, int]]:
+    """(attribute, body, inputs it must take, outputs it must make) of a control-flow
+    node, as its op defines them; a count of -1 is not checked."""
+    bodies = {a.name: a.g for a in node.attribute if a.type == AttributeProto.GRAPH}
+    if node.domain not in ("", "ai.onnx"):
+        return
+    if node.op_type == "If":
+        for name in ("then_branch", "else_branch"):
+            if name in bodies:
+                yield name, bodies[name], 0, len(node.output)
+    elif node.op_type == "Loop" and "body" in bodies:
+        carried = len(node.input) - 2
+        yield "body", bodies["body"], 2 + carried, 1 + len(node.output)
+    elif node.op_type == "Scan" and "body" in bodies:
+        yield "body", bodies["body"], len(node.input), len(node.output)
+
+
+def _check_bodies(node: onnx.NodeProto) -> None:
+    for name, body, inputs, outputs in _body_counts(node):
+        problems = []
+        if len(body.input) != inputs:
+            problems.append(f"takes {len(body.input)} inputs, where {inputs} are due")
+        # A Loop's scan outputs add to both counts alike, so only the difference is fixed.
+        if node.op_type == "Loop" and len(body.output) < outputs - len(node.output):
+            problems.append(f"makes {len(body.output)} outputs, too few")
+        elif node.op_type != "Loop" and len(body.output) != outputs:
+            problems.append(f"makes {len(body.output)} outputs, where {outputs} are due")
+        if problems:
+            raise LoadError(
+                f"its {name} {' and '.join(problems)}", node=node.name, op_type=node.op_type
+            )
+
+
+def _check_node(node: onnx.NodeProto) -> None:
+    if node.domain in ("", "ai.onnx"):
+        for attr in node.attribute:
+            known = attr.i in ELEMENT_TYPES
+            if attr.name in TYPE_ATTRIBUTES and attr.type == AttributeProto.INT and not known:
+                raise LoadError(
+                    f"attribute '{attr.name}' is {attr.i}, which is no element type",
+                    node=node.name,
+                    op_type=node.op_type,
+                )
+    _check_bodies(node)
+
+
+def _check_sound(model: onnx.ModelProto) -> None:
+    """What the checker lets pass and the rewrite cannot take: text that is not UTF-8,
+    element types this onnx does not know, negative declared dims, non-tensor graph
+    values, and control-flow bodies with the wrong number of inputs or outputs.
+
+    Raises:
+        LoadError: Naming the node and tensor.
+    """
+    bad = _not_text(model, "model")
+    if bad:
+        raise LoadError(f"{bad[0]} is not UTF-8 text: {bad[1]!r}")
+    for g in graphs_in(model.graph):
+        for v in g.input:
+            _check_value_info(v, declared=True)
+        for v in g.output:
+            _check_value_info(v, declared=True)
+        for v in g.value_info:
+            _check_value_info(v, declared=False)
+        for t in g.initializer:
+            _check_tensor(t)
+        for s in g.sparse_initializer:
+            _check_tensor(s.values)
+        for node in g.node:
+            _check_node(node)
+    for node, t in _node_tensors(model.graph):
+        _check_tensor(t, node)
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _constant_values(graph: onnx.GraphProto, outer: dict) -> dict[str, TensorProto]:
+    """The constants visible in `graph`: its initializers and Constant values, and
+    those of the graphs around it."""
+    found = dict(outer)
+    found.update({t.name: t for t in graph.initializer})
+    for node in graph.node:
+        if node.op_type == "Constant" and node.output:
+            for attr in node.attribute:
+                if attr.name == "value" and attr.type == AttributeProto.TENSOR:
+                    found[node.output[0]] = attr.t
+    return found
+
+
+def _check_constant_of_shape(node: onnx.NodeProto, constants: dict[str, TensorProto]) -> None:
+    """A ConstantOfShape whose shape is a constant: no negative dim, and a size that
+    can be held (the rewrite makes a complex one in memory)."""
+    shape = constants.get(node.input[0]) if node.input else None
+    if shape is None or uses_external_data(shape):
+        return
+    dims = [int(d) for d in numpy_helper.to_array(shape).ravel()]
+    where = {"node": node.name, "op_type": node.op_type, "tensor": node.input[0]}
+    if any(d < 0 for d in dims):
+        raise LoadError(f"negative dim in shape {dims}", **where)
+    value = next((a.t for a in node.attribute if a.name == "value"), None)
+    elem = value.data_type if value is not None else TensorProto.FLOAT
+    nbytes = math.prod(dims) * np.dtype(helper.tensor_dtype_to_np_dtype(elem)).itemsize
+    limit = _memory_bytes() if is_complex_onnx(elem) else np.iinfo(np.int64).max
+    if nbytes > limit:
+        raise LoadError(f"shape {dims} would make a value of {nbytes:.3g} bytes", **where)
+
+
+def _check_shapes(graph: onnx.GraphProto, outer: dict | None = None) -> None:
+    constants = _constant_values(graph, outer or {})
+    for node in graph.node:
+        if node.op_type == "ConstantOfShape" and node.domain in ("", "ai.onnx"):
+            _check_constant_of_shape(node, constants)
+        for attr in node.attribute:
+            for body in [attr.g] if attr.type == AttributeProto.GRAPH else attr.graphs:
+                _check_shapes(body, constants)
+
+
+def _dense(sparse: onnx.SparseTensorProto) -> TensorProto:
+    """A sparse tensor as the dense tensor it stands for."""
+    values = numpy_helper.to_array(sparse.values)
+    indices = numpy_helper.to_array(sparse.indices).astype(np.int64)
+    dims = tuple(sparse.dims)
+    dense = np.zeros(math.prod(dims), values.dtype)
+    if indices.ndim == 2:
+        indices = np.ravel_multi_index(tuple(indices.T), dims) if indices.size else indices[:, 0]
+    dense[indices.ravel()] = values.ravel()
+    return numpy_helper.from_array(dense.reshape(dims), sparse.values.name)
+
+
+def _densify(model: onnx.ModelProto) -> None:
+    """Sparse initializers and Constant sparse values become dense ones: no rule or
+    stage reads the sparse form, and the meaning is the same."""
+    for g in graphs_in(model.graph):
+        g.initializer.extend(_dense(s) for s in g.sparse_initializer)
+        del g.sparse_initializer[:]
+        for node in g.node:
+            for attr in node.attribute:
+                if node.op_type == "Constant" and attr.name == "sparse_value":
+                    attr.CopyFrom(helper.make_attribute("value", _dense(attr.sparse_tensor)))
 
 
 def _with_tensorflow_ops_aside(model: onnx.ModelProto) -> onnx.ModelProto | None:
@@ -131,8 +389,10 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
         written back that way.
 
     Raises:
-        LoadError: The file is missing, not ONNX, truncated, or its external data is
-            missing or short. The message names the file and, where it applies, the tensor.
+        LoadError: The file is missing, not ONNX, truncated, damaged (text that is not
+            UTF-8, unknown element types, negative dims, control-flow bodies of the wrong
+            arity), or its external data is missing, short or badly placed. The message
+            names the file and, where it applies, the node and tensor.
     """
     path = Path(path)
     if not path.exists():
@@ -148,14 +408,25 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
             "not an ONNX model, or truncated: it has no IR version or no graph outputs",
             file=str(path),
         )
-    external = external_tensors(model)
-    _check_external(model, path)
     try:
-        if not stream:
-            load_external_data_for_model(model, str(path.parent))
-        for t in external if stream else ():
-            if is_complex_onnx(t.data_type) or external_length(t, path.parent) < STREAM_MIN_BYTES:
-                load_external_data_for_tensor(t, str(path.parent))
+        _check_sound(model)
+        external = external_tensors(model)
+        _check_external(model, path)
+    except LoadError as e:
+        raise e.at_file(str(path)) from None
+    # Tensors in node attributes (a Constant's value) are read where they are used,
+    # with no folder to find their files in: they are always loaded, from beside `path`.
+    in_nodes = {id(t) for _, t in _node_tensors(model.graph)}
+    try:
+        with warnings.catch_warnings():
+            # onnx warns of external data keys it ignores; the data is still read right.
+            warnings.simplefilter("ignore", UserWarning)
+            if not stream:
+                load_external_data_for_model(model, str(path.parent))
+            for t in external if stream else ():
+                keep = id(t) in in_nodes or is_complex_onnx(t.data_type)
+                if keep or external_length(t, path.parent) < STREAM_MIN_BYTES:
+                    load_external_data_for_tensor(t, str(path.parent))
     except Exception as e:
         raise LoadError(f"cannot load external data: {e}", file=str(path)) from e
     try:
@@ -165,4 +436,9 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
         onnx.checker.check_model(raw or (str(path) if on_disk else model))
     except Exception as e:
         raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
+    try:
+        _check_shapes(model.graph)
+        _densify(model)
+    except LoadError as e:
+        raise e.at_file(str(path)) from None
     return model, bool(external)

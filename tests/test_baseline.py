@@ -1,6 +1,9 @@
 """Regressions and improvements against a baseline report."""
 
-from onnx_decomplex.baseline import compare
+import pytest
+
+from onnx_decomplex.baseline import compare, read_baseline
+from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.zoo import ModelRecord, OutputError
 
 
@@ -57,3 +60,39 @@ def test_new_and_missing_models():
         "b.onnx: new model, error: why",
     ]
     assert compare([], [_rec("new.onnx")]).passed
+
+
+BASELINE_CASES = {
+    "[]": "the report is a list, not an object",
+    "null": "the report is null",
+    '{"schema_version": 1}': "'models' is missing",
+    '{"schema_version": 2, "models": []}': "schema version 2",
+    '{"schema_version": 1, "models": ["a"]}': "models[0] is a string",
+    '{"schema_version": 1, "models": [{"status": "ok"}]}': "has no 'path'",
+    '{"schema_version": 1, "models": [{"path": "a", "status": 3}]}': "'status' is 3",
+    '{"schema_version": 1, "models": [{"path": "a", "status": "fine"}]}': "'fine' is none of",
+    '{"schema_version": 1, "models": [{"path": "a", "status": "ok", "zzz": 1}]}': "'zzz'",
+    '{"schema_version": 1, "models": [{"path": "a", "status": "ok", "nodes_after": "many"}]}': (
+        "'nodes_after'"
+    ),
+    '{"schema_version": 1, "models": [{"path": "a", "status": "ok", "outputs": '
+    '[{"name": "y", "passed": true, "max_abs": NaN, "max_rel": 0}]}]}': "'max_abs' is NaN",
+    '{"schema_version": 1, "models": [{"path": "a", "status": "ok", "outputs": '
+    '[{"name": "y", "passed": true}]}]}': "has no 'max_abs'",
+    "not json": "cannot read the baseline",
+}
+
+
+@pytest.mark.parametrize("text", list(BASELINE_CASES))
+def test_a_baseline_of_the_wrong_shape_is_one_error(tmp_path, text):
+    path = tmp_path / "b.json"
+    path.write_text(text)
+    with pytest.raises(DecomplexError) as info:
+        read_baseline(path)
+    assert info.value.file == str(path)
+    assert BASELINE_CASES[text] in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_committed_baseline_reads(root):
+    records = read_baseline(root / "fixtures" / "baseline.json")
+    assert records and all(isinstance(r, ModelRecord) for r in records)

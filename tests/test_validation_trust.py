@@ -1,0 +1,271 @@
+"""Validation that can be trusted: it ends, it blames float32 where float32 is to
+blame, it reads Loop as the spec does, and it feeds edge values."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from helpers import init, make_model, vi
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from onnx_decomplex.cli.main import main
+
+from onnx_decomplex import decomplex, validate
+from onnx_decomplex.errors import ValidationTimeout
+from onnx_decomplex.reference import evaluator, quirks
+from onnx_decomplex.validate import (
+    EDGE_VALUES,
+    EDGE_VALUES_128,
+    edge_positions,
+    run_onnxruntime,
+    upcast,
+)
+
+C64 = np.complex64
+
+
+def _loop(count: int, elem=TensorProto.COMPLEX64, scan: bool = False) -> onnx.ModelProto:
+    """v <- v * v, `count` times, with no cond input; with `scan`, also a [2, 3]
+    value per iteration."""
+    nodes = [
+        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        helper.make_node("Mul", ["v", "v"], ["v_out"]),
+    ]
+    outputs = [vi("cond_out", np.bool_, []), helper.make_tensor_value_info("v_out", elem, [2])]
+    if scan:
+        nodes.append(helper.make_node("Mul", ["m", "v_first"], ["scan"]))
+        nodes.insert(0, helper.make_node("Slice", ["v", "zero", "one"], ["v_first"]))
+        outputs.append(helper.make_tensor_value_info("scan", elem, [2, 3]))
+    body = helper.make_graph(
+        nodes,
+        "body",
+        [
+            vi("i", np.int64, []),
+            vi("cond_in", np.bool_, []),
+            helper.make_tensor_value_info("v", elem, [2]),
+        ],
+        outputs,
+        [init("zero", np.array([0], np.int64)), init("one", np.array([1], np.int64))]
+        if scan
+        else [],
+    )
+    loop = helper.make_node(
+        "Loop", ["M", "", "x"], ["y", "s"] if scan else ["y"], body=body, name="loop"
+    )
+    graph_outputs = [helper.make_tensor_value_info("y", elem, [2])]
+    inputs = [helper.make_tensor_value_info("x", elem, [2])]
+    if scan:
+        graph_outputs.append(helper.make_tensor_value_info("s", elem, [count, 2, 3]))
+        inputs.append(helper.make_tensor_value_info("m", elem, [2, 3]))
+    return make_model([loop], inputs, graph_outputs, [init("M", np.array(count, np.int64))])
+
+
+# Time limit
+
+
+def test_reference_stops_at_the_time_limit():
+    model = _loop(10**12)
+    out, _ = decomplex(model)
+    start = time.monotonic()
+    with pytest.raises(ValidationTimeout, match="time limit of 0.5 s in the reference"):
+        validate(model, out, timeout=0.5)
+    assert time.monotonic() - start < 5
+
+
+def test_onnxruntime_stops_at_the_time_limit():
+    model = _loop(10**12, TensorProto.FLOAT)
+    start = time.monotonic()
+    with pytest.raises(ValidationTimeout, match="time limit of 0.5 s in onnxruntime"):
+        run_onnxruntime(model, {"x": np.ones(2, np.float32)}, timeout=0.5)
+    assert time.monotonic() - start < 5
+
+
+def test_no_limit_and_a_limit_both_pass_a_short_run():
+    model = _loop(3)
+    out, _ = decomplex(model)
+    assert validate(model, out, timeout=None).passed
+    assert validate(model, out, timeout=30).passed
+
+
+# Float32 accumulation
+
+
+def _chained_matmuls(k: int = 1024, n: int = 4) -> onnx.ModelProto:
+    """x @ W0 @ ... @ W(n-1), cast to complex and times a complex table: float32
+    sums of k terms, n deep, with no complex arithmetic to blame."""
+    rng = np.random.default_rng(0)
+    nodes, inits, prev = [], [], "x"
+    for i in range(n):
+        inits.append(init(f"w{i}", rng.standard_normal((k, k)).astype(np.float32)))
+        nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"h{i}"]))
+        prev = f"h{i}"
+    table = (rng.standard_normal(k) + 1j * rng.standard_normal(k)).astype(C64)
+    nodes += [
+        helper.make_node("Cast", [prev], ["hc"], to=TensorProto.COMPLEX64),
+        helper.make_node("Mul", ["hc", "t"], ["y"]),
+    ]
+    return make_model(
+        nodes, [vi("x", np.float32, [4, k])], [vi("y", C64, [4, k])], [*inits, init("t", table)]
+    )
+
+
+def test_float32_accumulation_is_not_a_failure():
+    model = _chained_matmuls()
+    out, _ = decomplex(model)
+    (result,) = validate(model, out).outputs
+    assert result.max_abs > 1e-2, "the model no longer shows the effect"
+    assert result.passed
+    assert result.note.startswith("within float32 accumulation error: reference off by ")
+    assert "against float64" in result.note
+
+
+def test_a_wrong_rewrite_still_fails_against_float64():
+    model = _chained_matmuls()
+    out, _ = decomplex(model)
+    # Scale the table's parts, which the rewrite keeps as [k] initializers, by 1.001.
+    for t in out.graph.initializer:
+        if list(t.dims) == [1024]:
+            value = numpy_helper.to_array(t) * np.float32(1.001)
+            t.CopyFrom(numpy_helper.from_array(value, t.name))
+    (result,) = validate(model, out).outputs
+    assert not result.passed
+    assert "beyond float32 error" in result.note
+
+
+def test_upcast_widens_values_constants_and_casts():
+    wide = upcast(_chained_matmuls(k=8, n=1))
+    assert {t.data_type for t in wide.graph.initializer} == {
+        TensorProto.DOUBLE,
+        TensorProto.COMPLEX128,
+    }
+    assert wide.graph.input[0].type.tensor_type.elem_type == TensorProto.DOUBLE
+    cast = next(n for n in wide.graph.node if n.op_type == "Cast")
+    assert cast.attribute[0].i == TensorProto.COMPLEX128
+    assert (
+        upcast(
+            make_model(
+                [helper.make_node("Neg", ["x"], ["y"])],
+                [vi("x", np.float64, [2])],
+                [vi("y", np.float64, [2])],
+            )
+        )
+        is None
+    )
+
+
+# onnx.reference's Loop
+
+
+def test_loop_without_cond_runs_its_count():
+    model = _loop(3)
+    x = np.array([1 + 1j, 0.5j], C64)
+    stock = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(stock, x)  # the stock evaluator runs no iteration
+    ours = evaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ours, x**8, rtol=1e-6)
+    assert any("no cond input" in q for q in quirks(model))
+    out, _ = decomplex(model)
+    result = validate(model, out)
+    assert result.passed, result.outputs
+    assert any("no cond input" in n for n in result.notes)
+
+
+def test_loop_scan_outputs_of_rank_two_are_stacked():
+    model = _loop(3, scan=True)
+    out, _ = decomplex(model)
+    result = validate(model, out)
+    assert result.passed, result.outputs
+    assert result.expected[1].shape == (3, 2, 3)
+    assert any("scan outputs" in n for n in result.notes)
+
+
+# Edge values
+
+
+def test_edge_positions_spread_and_leave_half_ordinary():
+    assert edge_positions(100, 10).tolist() == list(range(0, 100, 10))
+    assert edge_positions(6, 11).tolist() == [0, 2, 4]
+    assert edge_positions(1, 11).tolist() == []
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_edge_values_are_fed_where_reported(dtype):
+    model = make_model(
+        [helper.make_node("Identity", ["x"], ["y"]), helper.make_node("Neg", ["r"], ["q"])],
+        [vi("x", dtype, [8, 8]), vi("r", np.float32, [4])],
+        [vi("y", dtype, [8, 8]), vi("q", np.float32, [4])],
+    )
+    out, _ = decomplex(model)
+    result = validate(model, out, edges=True)
+    edges = [*EDGE_VALUES, *(EDGE_VALUES_128 if dtype == np.complex128 else ())]
+    assert list(result.edges) == ["x"], "only complex inputs take edge values"
+    where = result.edges["x"]
+    assert where == edge_positions(64, len(edges)).tolist()
+    fed = result.expected[0].reshape(-1)
+    np.testing.assert_array_equal(fed[where], np.array(edges, dtype))
+    assert np.count_nonzero(np.isin(np.arange(64), where, invert=True)) == 64 - len(edges)
+    assert result.passed
+    assert validate(model, out, edges=False).edges == {}
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_edge_values_pass_through_simple_arithmetic(dtype):
+    # -(a + b), and a times a constant of modulus near 1: nothing overflows at 1e20.
+    c = init("c", np.full((6, 5), 0.5 + 0.25j, dtype))
+    model = make_model(
+        [
+            helper.make_node("Add", ["a", "b"], ["s"]),
+            helper.make_node("Neg", ["s"], ["y"]),
+            helper.make_node("Mul", ["a", "c"], ["z"]),
+        ],
+        [vi("a", dtype, [6, 5]), vi("b", dtype, [6, 5])],
+        [vi("y", dtype, [6, 5]), vi("z", dtype, [6, 5])],
+        [c],
+    )
+    out, _ = decomplex(model)
+    result = validate(model, out, edges=True)
+    assert set(result.edges) == {"a", "b"}
+    assert result.passed, result.outputs
+
+
+def test_validate_takes_the_bytes_that_were_written():
+    model = make_model(
+        [helper.make_node("Mul", ["a", "a"], ["y"])], [vi("a", C64, [3])], [vi("y", C64, [3])]
+    )
+    out, _ = decomplex(model)
+    assert validate(model, out.SerializeToString()).passed
+
+
+def test_float64_judging_never_excuses_infinities():
+    model = make_model(
+        [helper.make_node("Mul", ["x", "x"], ["y"])],
+        [vi("x", np.float32, [3])],
+        [vi("y", np.float32, [3])],
+    )
+    x = np.array([1e30, 2.0, 3.0], np.float32)  # 1e30 squared is inf in float32, not in float64
+
+    def runner(packed):
+        return [np.array([np.nan, 4.0, 9.0], np.float32)]
+
+    (result,) = validate(model, None, {"x": x}, runner=runner).outputs
+    assert not result.passed and result.note == "infinities or NaNs differ"
+
+
+def test_the_cli_ends_a_hanging_validation_in_one_line(tmp_path, monkeypatch):
+
+    validate_function = sys.modules["onnx_decomplex.validate"].validate
+    monkeypatch.setitem(validate_function.__kwdefaults__, "timeout", 0.5)
+    src, out = tmp_path / "loop.onnx", tmp_path / "out.onnx"
+    src.write_bytes(_loop(10**12).SerializeToString())
+    start = time.monotonic()
+    result = CliRunner().invoke(main, [str(src), str(out)])
+    assert time.monotonic() - start < 30
+    assert result.exit_code != 0
+    (line,) = result.stderr.strip().splitlines()
+    assert str(src) in line and "time limit of 0.5 s" in line
+    assert not out.exists()
