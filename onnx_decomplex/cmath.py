@@ -27,6 +27,8 @@ NUMPY = SimpleNamespace(
     pow=np.power,
     neg=np.negative,
     abs=np.abs,
+    max=np.maximum,
+    min=np.minimum,
     sqrt=np.sqrt,
     exp=np.exp,
     log=np.log,
@@ -35,10 +37,14 @@ NUMPY = SimpleNamespace(
     cos=np.cos,
     sinh=np.sinh,
     cosh=np.cosh,
+    tanh=np.tanh,
+    asinh=np.arcsinh,
     atan=np.arctan,
     cast=lambda x, dtype: np.asarray(x).astype(dtype),
     less=np.less,
     equal=np.equal,
+    and_=np.logical_and,
+    isinf=np.isinf,
     where=np.where,
     split_halves=lambda x, axis: np.split(x, 2, axis),
     concat=lambda parts, axis: np.concatenate(parts, axis),
@@ -47,6 +53,11 @@ NUMPY = SimpleNamespace(
 
 def _c(value, dtype):
     return np.asarray(value, dtype=dtype)
+
+
+def _real(ops, dtype):
+    """`dtype`, or when None the precision `ops` computes in (float64 for NUMPY)."""
+    return np.dtype(dtype or getattr(ops, "work_dtype", None) or np.float64)
 
 
 def bilinear(ops, a, b, f, gauss: bool = False):
@@ -164,23 +175,79 @@ def add_sparse(ops, a, b, subtract: bool = False):
 
 
 def abs2(ops, a):
-    """|a|^2 = ar^2 + ai^2"""
+    """|a|^2 = ar^2 + ai^2 (which overflows or underflows where |a| would not)"""
     ar, ai = a
     return ops.add(ops.mul(ar, ar), ops.mul(ai, ai))
 
 
-def absolute(ops, a):
-    """|a| = sqrt(ar^2 + ai^2)"""
-    return ops.sqrt(abs2(ops, a))
+def hypot_of(ops, big, small, dtype):
+    """sqrt(big^2 + small^2) for 0 <= small <= big, scaled by big before squaring:
+    big sqrt(1 + (small / big)^2), and big sqrt(2) where small = big (0 and inf too).
+    """
+    q = ops.div(small, big)
+    r = ops.mul(big, ops.sqrt(ops.add(ops.mul(q, q), _c(1, dtype))))
+    return ops.where(ops.less(small, big), r, ops.mul(big, _c(np.sqrt(2), dtype)))
 
 
-def div(ops, a, b):
-    """a / b = ((ar br + ai bi) + i (ai br - ar bi)) / (br^2 + bi^2)"""
+def hypot(ops, x, y, dtype):
+    """sqrt(x^2 + y^2), with no overflow or underflow where the result has none"""
+    ax, ay = ops.abs(x), ops.abs(y)
+    return hypot_of(ops, ops.max(ax, ay), ops.min(ax, ay), dtype)
+
+
+def absolute(ops, a, dtype=None):
+    """|a| = hypot(ar, ai)"""
+    dtype = _real(ops, dtype)
+    return hypot(ops, *a, dtype)
+
+
+def signbit(ops, x, dtype):
+    """x < 0, or x = -0: min(x, 1/x) < 0, since 1/-0 = -inf"""
+    return ops.less(ops.min(x, ops.div(_c(1, dtype), x)), _c(0, dtype))
+
+
+def div_bounded(ops, a, b):
+    """a / b = ((ar br + ai bi) + i (ai br - ar bi)) / (br^2 + bi^2), for a b whose
+    squared modulus neither overflows nor underflows"""
     (ar, ai), (br, bi) = a, b
     den = abs2(ops, b)
     re = ops.add(ops.mul(ar, br), ops.mul(ai, bi))
     im = ops.sub(ops.mul(ai, br), ops.mul(ar, bi))
     return ops.div(re, den), ops.div(im, den)
+
+
+def _smith(ops, b, dtype, zero_divides: bool = True):
+    """Smith's scaling of divisor b, as numpy divides: with p the part of b of larger
+    magnitude and q the other, rat = q / p and den = p + q rat (= |b|^2 / p).
+    With `zero_divides`, b = 0 gives rat = 0 and den = +0, so that a / 0 is
+    (ar / +0, ai / +0) as numpy's division gives; without, NaN as its reciprocal.
+    Returns (flat, rat, den), flat where |br| < |bi|.
+    """
+    br, bi = b
+    flat = ops.less(ops.abs(br), ops.abs(bi))
+    p, q = ops.where(flat, bi, br), ops.where(flat, br, bi)
+    rat = ops.div(q, p)
+    if not zero_divides:
+        return flat, rat, ops.add(p, ops.mul(q, rat))
+    zero = ops.equal(p, _c(0, dtype))
+    rat = ops.where(zero, _c(0, dtype), rat)
+    den = ops.where(zero, _c(0, dtype), ops.add(p, ops.mul(q, rat)))
+    return flat, rat, den
+
+
+def div(ops, a, b, dtype=None):
+    """a / b by Smith's method, as numpy: with |br| >= |bi|, rat = bi / br,
+    den = br + bi rat: ((ar + ai rat) + i (ai - ar rat)) / den; else the roles of
+    br and bi swap: ((ar rat + ai) + i (ai rat - ar)) / den. No overflow or
+    underflow where the quotient has none.
+    """
+    dtype = _real(ops, dtype)
+    (ar, ai), _ = a, b
+    flat, rat, den = _smith(ops, b, dtype)
+    u, v = ops.where(flat, ai, ar), ops.where(flat, ar, ai)
+    re = ops.div(ops.add(u, ops.mul(v, rat)), den)
+    t = ops.div(ops.sub(v, ops.mul(u, rat)), den)
+    return re, ops.where(flat, ops.neg(t), t)
 
 
 def div_real(ops, a, r):
@@ -189,18 +256,19 @@ def div_real(ops, a, r):
     return ops.div(ar, r), ops.div(ai, r)
 
 
-def rdiv_real(ops, r, b):
-    """r / (br + i bi) = (r br - i r bi) / (br^2 + bi^2)"""
-    br, bi = b
-    scale = ops.div(r, abs2(ops, b))
-    return ops.mul(br, scale), ops.neg(ops.mul(bi, scale))
+def rdiv_real(ops, r, b, dtype=None):
+    """r / (br + i bi) = (r + 0i) / b"""
+    dtype = _real(ops, dtype)
+    return div(ops, (r, _c(0, dtype)), b, dtype)
 
 
-def reciprocal(ops, a):
-    """1 / (ar + i ai) = (ar - i ai) / (ar^2 + ai^2)"""
-    ar, ai = a
-    den = abs2(ops, a)
-    return ops.div(ar, den), ops.neg(ops.div(ai, den))
+def reciprocal(ops, a, dtype=None):
+    """1 / a by Smith's method (see `div`): (1 - i rat) / den, or (rat - i) / den;
+    1 / 0 is NaN, as numpy's reciprocal gives"""
+    dtype = _real(ops, dtype)
+    flat, rat, den = _smith(ops, a, dtype, zero_divides=False)
+    g, h = ops.div(rat, den), ops.div(_c(1, dtype), den)
+    return ops.where(flat, g, h), ops.neg(ops.where(flat, h, g))
 
 
 def angle(ops, a, dtype):
@@ -208,7 +276,8 @@ def angle(ops, a, dtype):
 
     |ar| >= |ai|: atan(ai / ar), plus pi (ai >= 0) or -pi (ai < 0) when ar < 0;
     |ar| <  |ai|: pi/2 sign(ai) - atan(ar / ai).
-    The branch keeps each quotient in [-1, 1]; arg(0) = 0.
+    The branch keeps each quotient in [-1, 1]. Signed zeros count as numpy counts
+    them: arg(+-0 + i 0) = 0, arg(-0 +- i 0) = +-pi, arg(-x - i 0) = -pi.
     """
     ar, ai = a
     zero = _c(0, dtype)
@@ -218,8 +287,8 @@ def angle(ops, a, dtype):
     # 0 / 0 is avoided by dividing by 1 on the other branch and where both are 0.
     safe_ar = ops.where(ops.equal(ar, zero), _c(1, dtype), ar)
     shallow = ops.atan(ops.div(ai, safe_ar))
-    turn = ops.where(ops.less(ai, zero), _c(-np.pi, dtype), _c(np.pi, dtype))
-    shallow = ops.where(ops.less(ar, zero), ops.add(shallow, turn), shallow)
+    turn = ops.where(signbit(ops, ai, dtype), _c(-np.pi, dtype), _c(np.pi, dtype))
+    shallow = ops.where(signbit(ops, ar, dtype), ops.add(shallow, turn), shallow)
     return ops.where(flat, steep, shallow)
 
 
@@ -230,9 +299,33 @@ def wrap_angle(ops, t, dtype):
 
 
 def sinh_by_exp(ops, x):
-    """sinh x = (e^x - e^-x) / 2, for real x"""
+    """sinh x = (e^x - e^-x) / 2, for real x (which cancels near 0: see sinh_by_tanh)"""
     e, inv = ops.exp(x), ops.exp(ops.neg(x))
     return ops.mul(ops.sub(e, inv), np.asarray(0.5, np.float64))
+
+
+def sinh_by_tanh(ops, x):
+    """sinh x = tanh x cosh x, for real x: exact to a few ulp near 0, where
+    (e^x - e^-x) / 2 cancels"""
+    return ops.mul(ops.tanh(x), cosh_by_exp(ops, x))
+
+
+def log1p(ops, u, dtype):
+    """log(1 + u) for real u >= 0, with w = 1 + u and d = w - 1 (exact):
+    log w + (u - d) / w, which corrects the rounding of 1 + u; log1p(inf) = inf"""
+    w = ops.add(u, _c(1, dtype))
+    fixed = ops.add(ops.log(w), ops.div(ops.sub(u, ops.sub(w, _c(1, dtype))), w))
+    return ops.where(ops.isinf(u), u, fixed)
+
+
+def asinh_by_log(ops, x, dtype):
+    """asinh x = sign(x) log1p(|x| + |x| / (r + sqrt(r^2 + 1))), r = 1 / |x|, for real x:
+    the same as log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), with no x^2 to overflow"""
+    ax = ops.abs(x)
+    r = ops.div(_c(1, dtype), ax)
+    root = ops.add(r, ops.sqrt(ops.add(ops.mul(r, r), _c(1, dtype))))
+    y = log1p(ops, ops.add(ax, ops.div(ax, root)), dtype)
+    return ops.where(ops.less(x, _c(0, dtype)), ops.neg(y), y)
 
 
 def cosh_by_exp(ops, x):
@@ -258,72 +351,82 @@ def atan_refined(ops, x, atan32):
     return ops.where(big, ops.sub(half_pi, y), y)
 
 
+def times_sin(ops, m, t):
+    """m sin t, but t itself (+-0) where t = 0: a part that is zero stays zero where
+    m is infinite, as numpy keeps it (e^(inf + 0i) = inf + 0i)"""
+    zero = _c(0, t.dtype if isinstance(t, np.ndarray) else _real(ops, None))
+    return ops.where(ops.equal(t, zero), t, ops.mul(m, ops.sin(t)))
+
+
 def exp(ops, a):
     """e^(ar + i ai) = e^ar cos ai + i e^ar sin ai"""
     ar, ai = a
     m = ops.exp(ar)
-    return ops.mul(m, ops.cos(ai)), ops.mul(m, ops.sin(ai))
+    return ops.mul(m, ops.cos(ai)), times_sin(ops, m, ai)
 
 
 def log(ops, a, dtype):
-    """log(a) = log|a| + i arg(a), with log|a| = log(ar^2 + ai^2) / 2"""
-    return ops.mul(ops.log(abs2(ops, a)), _c(0.5, dtype)), angle(ops, a, dtype)
+    """log(a) = log|a| + i arg(a)"""
+    return ops.log(absolute(ops, a, dtype)), angle(ops, a, dtype)
 
 
 def sqrt(ops, a, dtype):
     """Principal square root, with no cancellation: t = sqrt((|a| + |ar|) / 2);
     ar >= 0: t + i ai / (2t);  ar < 0: |ai| / (2t) + i t sign(ai);  sqrt(0) = 0.
+    The sign of a zero ai picks the side of the cut: sqrt(-4 - 0i) = -2i.
     """
     ar, ai = a
     zero = _c(0, dtype)
-    t = ops.sqrt(ops.mul(ops.add(absolute(ops, a), ops.abs(ar)), _c(0.5, dtype)))
+    t = ops.sqrt(ops.mul(ops.add(absolute(ops, a, dtype), ops.abs(ar)), _c(0.5, dtype)))
     is_zero = ops.equal(t, zero)
     two_t = ops.where(is_zero, _c(1, dtype), ops.add(t, t))
     other = ops.div(ai, two_t)
     negative = ops.less(ar, zero)
+    im_neg = ops.where(signbit(ops, ai, dtype), ops.neg(t), t)
     re = ops.where(negative, ops.abs(other), t)
-    im = ops.where(negative, ops.where(ops.less(ai, zero), ops.neg(t), t), other)
-    return re, im
+    return re, ops.where(negative, im_neg, other)
 
 
 def sin(ops, a):
     """sin(ar + i ai) = sin ar cosh ai + i cos ar sinh ai"""
     ar, ai = a
-    return ops.mul(ops.sin(ar), ops.cosh(ai)), ops.mul(ops.cos(ar), ops.sinh(ai))
+    return times_sin(ops, ops.cosh(ai), ar), ops.mul(ops.cos(ar), ops.sinh(ai))
 
 
 def cos(ops, a):
     """cos(ar + i ai) = cos ar cosh ai - i sin ar sinh ai"""
     ar, ai = a
-    return ops.mul(ops.cos(ar), ops.cosh(ai)), ops.neg(ops.mul(ops.sin(ar), ops.sinh(ai)))
+    return ops.mul(ops.cos(ar), ops.cosh(ai)), ops.neg(times_sin(ops, ops.sinh(ai), ar))
 
 
 def sinh(ops, a):
     """sinh(ar + i ai) = sinh ar cos ai + i cosh ar sin ai"""
     ar, ai = a
-    return ops.mul(ops.sinh(ar), ops.cos(ai)), ops.mul(ops.cosh(ar), ops.sin(ai))
+    return ops.mul(ops.sinh(ar), ops.cos(ai)), times_sin(ops, ops.cosh(ar), ai)
 
 
 def cosh(ops, a):
     """cosh(ar + i ai) = cosh ar cos ai + i sinh ar sin ai"""
     ar, ai = a
-    return ops.mul(ops.cosh(ar), ops.cos(ai)), ops.mul(ops.sinh(ar), ops.sin(ai))
+    return ops.mul(ops.cosh(ar), ops.cos(ai)), times_sin(ops, ops.sinh(ar), ai)
 
 
-def tan(ops, a):
-    """tan(ar + i ai) = (sin 2ar + i sinh 2ai) / (cos 2ar + cosh 2ai)"""
+def tanh(ops, a, dtype=None):
+    """tanh(ar + i ai) = (sinh 2ar + i sin 2ai) / (cosh 2ar + cos 2ai), divided through
+    by c = cosh 2ar: (tanh 2ar + i sin 2ai / c) / (1 + cos 2ai / c), which stays finite
+    where cosh overflows (tanh -> +-1)"""
+    dtype = _real(ops, dtype)
     ar, ai = a
     x, y = ops.add(ar, ar), ops.add(ai, ai)
-    den = ops.add(ops.cos(x), ops.cosh(y))
-    return ops.div(ops.sin(x), den), ops.div(ops.sinh(y), den)
+    c = ops.cosh(x)
+    den = ops.add(ops.div(ops.cos(y), c), _c(1, dtype))
+    return ops.div(ops.tanh(x), den), ops.div(ops.div(ops.sin(y), c), den)
 
 
-def tanh(ops, a):
-    """tanh(ar + i ai) = (sinh 2ar + i sin 2ai) / (cosh 2ar + cos 2ai)"""
-    ar, ai = a
-    x, y = ops.add(ar, ar), ops.add(ai, ai)
-    den = ops.add(ops.cosh(x), ops.cos(y))
-    return ops.div(ops.sinh(x), den), ops.div(ops.sin(y), den)
+def tan(ops, a, dtype=None):
+    """tan(a) = -i tanh(i a)"""
+    dtype = _real(ops, dtype)
+    return mul_neg_i(ops, tanh(ops, mul_i(ops, a), dtype))
 
 
 def mul_i(ops, a):
@@ -338,35 +441,65 @@ def mul_neg_i(ops, a):
     return ai, ops.neg(ar)
 
 
-def asinh(ops, a, dtype):
-    """asinh(a) = s log(s a + sqrt(a^2 + 1)), s = sign(ar) (1 at 0): asinh is odd,
-    and with Re(s a) >= 0 the sum never cancels."""
+def _sqrt_one_minus_plus(ops, a, dtype):
+    """sqrt(1 - a) and sqrt(1 + a), with 1 - a = (1 - ar) - i ai keeping the sign of a
+    zero ai flipped, so that each lands on the side of its cut that a's does"""
     ar, ai = a
-    s = ops.where(ops.less(ar, _c(0, dtype)), _c(-1, dtype), _c(1, dtype))
-    sa = mul_real(ops, a, s)
-    sq = mul(ops, a, a)
-    root = sqrt(ops, (ops.add(sq[0], _c(1, dtype)), sq[1]), dtype)
-    return mul_real(ops, log(ops, add(ops, sa, root), dtype), s)
+    one = _c(1, dtype)
+    return sqrt(ops, (ops.sub(one, ar), ops.neg(ai)), dtype), sqrt(
+        ops, (ops.add(ar, one), ai), dtype
+    )
 
 
 def asin(ops, a, dtype):
-    """asin(a) = -i asinh(i a)"""
-    return mul_neg_i(ops, asinh(ops, mul_i(ops, a), dtype))
+    """Kahan's asin: with s = sqrt(1 - a), t = sqrt(1 + a),
+    asin(a) = atan2(ar, Re(s t)) + i asinh(Im(conj(s) t)).
+    Each factor is a square root, so nothing overflows before the result does, and
+    signed zeros pick the sides of the cuts as numpy does."""
+    (sr, si), (tr, ti) = _sqrt_one_minus_plus(ops, a, dtype)
+    re = angle(ops, (ops.sub(ops.mul(sr, tr), ops.mul(si, ti)), a[0]), dtype)
+    return re, ops.asinh(ops.sub(ops.mul(sr, ti), ops.mul(si, tr)))
 
 
 def acos(ops, a, dtype):
-    """acos(a) = pi/2 - asin(a)"""
-    re, im = asin(ops, a, dtype)
-    return ops.sub(_c(np.pi / 2, dtype), re), ops.neg(im)
+    """Kahan's acos: with s = sqrt(1 - a), t = sqrt(1 + a),
+    acos(a) = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s))"""
+    (sr, si), (tr, ti) = _sqrt_one_minus_plus(ops, a, dtype)
+    re = ops.mul(angle(ops, (tr, sr), dtype), _c(2, dtype))
+    return re, ops.asinh(ops.sub(ops.mul(tr, si), ops.mul(ti, sr)))
+
+
+def acosh(ops, a, dtype):
+    """Kahan's acosh: with s = sqrt(a - 1), t = sqrt(a + 1),
+    acosh(a) = asinh(Re(conj(s) t)) + 2i atan2(Im s, Re t)"""
+    ar, ai = a
+    one = _c(1, dtype)
+    sr, si = sqrt(ops, (ops.sub(ar, one), ai), dtype)
+    tr, ti = sqrt(ops, (ops.add(ar, one), ai), dtype)
+    re = ops.asinh(ops.add(ops.mul(sr, tr), ops.mul(si, ti)))
+    return re, ops.mul(angle(ops, (tr, si), dtype), _c(2, dtype))
+
+
+def asinh(ops, a, dtype):
+    """asinh(a) = -i asin(i a)"""
+    return mul_neg_i(ops, asin(ops, mul_i(ops, a), dtype))
 
 
 def atanh(ops, a, dtype):
-    """atanh(a) = (log(1 + a) - log(1 - a)) / 2"""
+    """Kahan's atanh, odd in ar: with x = |ar|, y = ai,
+    Re = sign(ar) log1p(4x / |1 - x - iy|^2) / 4,  Im = atan2(2y, (1 - x)(1 + x) - y^2) / 2.
+    The quotient is 4x / h / h with h = hypot(1 - x, y), which cannot overflow; near
+    0 the log1p keeps Re ~ ar, where log|1 + a| - log|1 - a| would cancel."""
     ar, ai = a
     one = _c(1, dtype)
-    lp = log(ops, (ops.add(one, ar), ai), dtype)
-    lm = log(ops, (ops.sub(one, ar), ops.neg(ai)), dtype)
-    return mul_real(ops, sub(ops, lp, lm), _c(0.5, dtype))
+    x = ops.abs(ar)
+    h = hypot(ops, ops.sub(one, x), ai, dtype)
+    q = ops.div(ops.div(ops.mul(x, _c(4, dtype)), h), h)
+    re = ops.mul(log1p(ops, q, dtype), _c(0.25, dtype))
+    re = ops.where(ops.less(ar, _c(0, dtype)), ops.neg(re), re)
+    cross = ops.sub(ops.mul(ops.sub(one, x), ops.add(one, x)), ops.mul(ai, ai))
+    im = ops.mul(angle(ops, (cross, ops.add(ai, ai)), dtype), _c(0.5, dtype))
+    return re, im
 
 
 def atan(ops, a, dtype):
@@ -374,25 +507,21 @@ def atan(ops, a, dtype):
     return mul_neg_i(ops, atanh(ops, mul_i(ops, a), dtype))
 
 
-def acosh(ops, a, dtype):
-    """acosh(a) = log(a + sqrt(a + 1) sqrt(a - 1))"""
-    ar, ai = a
-    one = _c(1, dtype)
-    p = sqrt(ops, (ops.add(ar, one), ai), dtype)
-    m = sqrt(ops, (ops.sub(ar, one), ai), dtype)
-    return log(ops, add(ops, a, mul(ops, p, m)), dtype)
-
-
 def sigmoid(ops, a, dtype):
-    """sigmoid(a) = 1 / (1 + e^-a)"""
-    er, ei = exp(ops, neg(ops, a))
-    return reciprocal(ops, (ops.add(er, _c(1, dtype)), ei))
+    """sigmoid(a) = 1 / (1 + e^-a) where Re a > 0, else e^a / (1 + e^a), as the
+    reference computes it: e = exp(-|ar| + i ai') is at most 1 in modulus, so neither
+    form overflows and the division needs no scaling."""
+    ar, ai = a
+    pos = ops.less(_c(0, dtype), ar)
+    er, ei = exp(ops, (ops.neg(ops.abs(ar)), ops.where(pos, ops.neg(ai), ai)))
+    num = (ops.where(pos, _c(1, dtype), er), ops.where(pos, _c(0, dtype), ei))
+    return div_bounded(ops, num, (ops.add(er, _c(1, dtype)), ei))
 
 
 def sign(ops, a, dtype):
     """sign(a) = a / |a|, and sign(0) = 0 (numpy 2)"""
     ar, ai = a
-    m = absolute(ops, a)
+    m = absolute(ops, a, dtype)
     safe = ops.where(ops.equal(m, _c(0, dtype)), _c(1, dtype), m)
     return ops.div(ar, safe), ops.div(ai, safe)
 
@@ -400,7 +529,7 @@ def sign(ops, a, dtype):
 def pow_int(ops, a, n: int, dtype):
     """a^n by repeated squaring; a^-n = 1 / a^n; a^0 = 1"""
     if n < 0:
-        return reciprocal(ops, pow_int(ops, a, -n, dtype))
+        return reciprocal(ops, pow_int(ops, a, -n, dtype), dtype)
     result, base = None, a
     while n:
         if n & 1:
@@ -417,7 +546,7 @@ def pow_int(ops, a, n: int, dtype):
 
 def pow_real(ops, a, p, dtype):
     """a^p = |a|^p (cos p arg a + i sin p arg a), p real"""
-    m = ops.pow(abs2(ops, a), ops.mul(p, _c(0.5, dtype)))
+    m = ops.pow(absolute(ops, a, dtype), p)
     theta = ops.mul(angle(ops, a, dtype), p)
     return ops.mul(m, ops.cos(theta)), ops.mul(m, ops.sin(theta))
 
@@ -427,11 +556,11 @@ def pow_complex(ops, a, b, dtype):
     re, im = exp(ops, mul(ops, b, log(ops, a, dtype)))
     zero, one = _c(0, dtype), _c(1, dtype)
     # exp(b log 0) is NaN: 0^b is 0 where Re b > 0 (and stays NaN elsewhere).
-    at_zero = ops.equal(abs2(ops, a), zero)
+    at_zero = ops.and_(ops.equal(a[0], zero), ops.equal(a[1], zero))
     vanishes = ops.less(zero, b[0])
     re = ops.where(at_zero, ops.where(vanishes, zero, re), re)
     im = ops.where(at_zero, ops.where(vanishes, zero, im), im)
-    unit = ops.equal(abs2(ops, b), zero)
+    unit = ops.and_(ops.equal(b[0], zero), ops.equal(b[1], zero))
     return ops.where(unit, one, re), ops.where(unit, zero, im)
 
 
@@ -524,5 +653,7 @@ def pack(value: np.ndarray) -> np.ndarray:
 
 def unpack(packed: np.ndarray) -> np.ndarray:
     """Real array of shape S + [2] -> z of shape S, z = [..., 0] + i [..., 1]."""
-    dtype = np.result_type(packed.dtype, np.complex64)
-    return (packed[..., 0] + 1j * packed[..., 1]).astype(dtype)
+    # Not re + 1j * im, which makes inf * 0j a NaN real part.
+    out = np.empty(packed.shape[:-1], np.result_type(packed.dtype, np.complex64))
+    out.real, out.imag = packed[..., 0], packed[..., 1]
+    return out

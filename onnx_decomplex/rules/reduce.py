@@ -139,7 +139,7 @@ def softmax(ctx, node):
     e = cmath.exp(ctx, (ctx.sub(re, shift), im))
     total = tuple(ctx.reduce("ReduceSum", p, axis, keepdims=1) for p in e)
     if node.op == "Softmax":
-        ctx.set_pair(y, *cmath.div(ctx, e, total))
+        ctx.set_pair(y, *cmath.div_bounded(ctx, e, total))
     else:
         log_re, log_im = cmath.log(ctx, total, dtype)
         out_im = cmath.wrap_angle(ctx, ctx.sub(im, log_im), dtype)

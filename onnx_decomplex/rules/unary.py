@@ -28,10 +28,10 @@ FUNCTIONS = {
     "Sqrt": cmath.sqrt,
     "Sin": _dtype_arg(cmath.sin),
     "Cos": _dtype_arg(cmath.cos),
-    "Tan": _dtype_arg(cmath.tan),
+    "Tan": cmath.tan,
     "Sinh": _dtype_arg(cmath.sinh),
     "Cosh": _dtype_arg(cmath.cosh),
-    "Tanh": _dtype_arg(cmath.tanh),
+    "Tanh": cmath.tanh,
     "Asin": cmath.asin,
     "Acos": cmath.acos,
     "Atan": cmath.atan,
@@ -40,7 +40,7 @@ FUNCTIONS = {
     "Atanh": cmath.atanh,
     "Sigmoid": cmath.sigmoid,
     "Sign": cmath.sign,
-    "Reciprocal": _dtype_arg(cmath.reciprocal),
+    "Reciprocal": cmath.reciprocal,
 }
 
 
