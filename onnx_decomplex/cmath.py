@@ -526,29 +526,57 @@ def sign(ops, a, dtype):
     return ops.div(ar, safe), ops.div(ai, safe)
 
 
-def pow_int(ops, a, n: int, dtype):
-    """a^n by repeated squaring; a^-n = 1 / a^n; a^0 = 1"""
-    if n < 0:
-        return reciprocal(ops, pow_int(ops, a, -n, dtype), dtype)
+def _one_times(ops, a, dtype):
+    """(1 + 0i) a = (ar - 0 ai) + i (ai + 0 ar): a itself, but NaN beside an infinite
+    part, as numpy's product by its starting 1 gives"""
+    ar, ai = a
+    zero = _c(0, dtype)
+    return ops.sub(ar, ops.mul(ai, zero)), ops.add(ai, ops.mul(ar, zero))
+
+
+def _squarings(ops, a, n: int, dtype):
+    """a^n for n >= 1 by repeated squaring, from 1 as numpy starts"""
     result, base = None, a
     while n:
         if n & 1:
-            result = base if result is None else mul(ops, result, base)
+            result = _one_times(ops, base, dtype) if result is None else mul(ops, result, base)
         n >>= 1
         if n:
             base = mul(ops, base, base)
-    if result is None:
+    return result
+
+
+def pow_int(ops, a, n: int, dtype):
+    """a^n as numpy computes it: a, a a, a (a a) for n = 1, 2, 3; repeated squaring
+    from 1 for larger n; 1 / (that for -n) by Smith's division for n < 0, NaN at
+    a = 0; a^0 = 1"""
+    if n == 0:
         # a^0 = 1 in a's shape, even for inf and nan, as numpy and Pow give.
         one = ops.pow(a[0], _c(0, dtype))
         return one, ops.sub(one, one)
-    return result
+    if n < 0:
+        one = (_c(1, dtype), _c(0, dtype))
+        re, im = div(ops, one, _squarings(ops, a, -n, dtype), dtype)
+        at_zero = ops.and_(ops.equal(a[0], _c(0, dtype)), ops.equal(a[1], _c(0, dtype)))
+        nan = _c(np.nan, dtype)
+        return ops.where(at_zero, nan, re), ops.where(at_zero, nan, im)
+    if n <= 3:
+        return a if n == 1 else mul(ops, a, a) if n == 2 else mul(ops, a, mul(ops, a, a))
+    return _squarings(ops, a, n, dtype)
 
 
 def pow_real(ops, a, p, dtype):
     """a^p = |a|^p (cos p arg a + i sin p arg a), p real"""
     m = ops.pow(absolute(ops, a, dtype), p)
     theta = ops.mul(angle(ops, a, dtype), p)
-    return ops.mul(m, ops.cos(theta)), ops.mul(m, ops.sin(theta))
+    re, im = ops.mul(m, ops.cos(theta)), times_sin(ops, m, theta)
+    # numpy's 0^p: 0 for p > 0, 1 for p = 0, NaN otherwise (there is no one complex 0).
+    zero, one = _c(0, dtype), _c(1, dtype)
+    at_zero = ops.and_(ops.equal(a[0], zero), ops.equal(a[1], zero))
+    nan_or_one = ops.where(ops.equal(p, zero), one, _c(np.nan, dtype))
+    re = ops.where(at_zero, ops.where(ops.less(zero, p), zero, nan_or_one), re)
+    im = ops.where(at_zero, ops.where(ops.less(zero, p), zero, ops.sub(nan_or_one, one)), im)
+    return re, im
 
 
 def pow_complex(ops, a, b, dtype):

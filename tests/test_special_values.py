@@ -11,10 +11,12 @@ lost tiny part fails; infinities and NaNs must match part by part.
 import numpy as np
 import onnx
 import pytest
-from helpers import single
+from helpers import init, make_model, single, vi
+from onnx import helper
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.dtypes import onnx_of
 from onnx_decomplex.rules.unary import FUNCTIONS
 
 RTOL = {np.complex64: 1e-4, np.complex128: 1e-9}
@@ -61,3 +63,77 @@ def check(model: onnx.ModelProto, feeds: dict, cdtype) -> onnx.ModelProto:
 def test_function(op, cdtype):
     values = special_values(cdtype)
     check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)
+
+
+def _real_of(cdtype):
+    return np.float32 if cdtype == np.complex64 else np.float64
+
+
+def test_abs(cdtype):
+    values = special_values(cdtype)
+    m = single("Abs", cdtype, shape=[len(values)], out_dtype=_real_of(cdtype))
+    check(m, {"a": values}, cdtype)
+
+
+def test_abs_of_a_pair(cdtype):
+    # Mul(a, a) makes a value that exists as a pair; |a^2| = |a|^2.
+    values = special_values(cdtype)
+    values = values[np.abs(values) < 1e10]
+    m = single("Abs", cdtype, shape=[len(values)], out_dtype=_real_of(cdtype), pair=True)
+    check(m, {"a": values}, cdtype)
+
+
+@pytest.mark.parametrize("shift", [1, 5, 17])
+def test_div_of_two_runtime_values(cdtype, shift):
+    values = special_values(cdtype)
+    m = single("Div", cdtype, shape=[len(values)], inputs=["a", "b"],
+               extra=[vi("b", cdtype, [len(values)])])  # fmt: skip
+    check(m, {"a": values, "b": np.roll(values, shift)}, cdtype)
+
+
+@pytest.mark.parametrize("c", [1.5 - 2j, 3 + 0j, -2j, 1e-3 + 4j], ids=str)
+@pytest.mark.parametrize("side", ["numerator", "denominator"])
+def test_div_with_a_complex_constant(cdtype, c, side):
+    values = special_values(cdtype)
+    inputs = ["c", "a"] if side == "numerator" else ["a", "c"]
+    inits = [init("c", np.array(c, cdtype))]
+    check(single("Div", cdtype, shape=[len(values)], inputs=inputs, inits=inits),
+          {"a": values}, cdtype)  # fmt: skip
+
+
+@pytest.mark.parametrize("side", ["numerator", "denominator"])
+def test_div_with_a_real_value_cast_to_complex(cdtype, side):
+    values = special_values(cdtype)
+    real = _real_of(cdtype)
+    names = ["r", "a"] if side == "numerator" else ["a", "r"]
+    nodes = [
+        helper.make_node("Cast", ["x"], ["r"], to=onnx_of(cdtype)),
+        helper.make_node("Div", names, ["y"]),
+    ]
+    inputs = [vi("a", cdtype, [len(values)]), vi("x", real, [len(values)])]
+    m = make_model(nodes, inputs, [vi("y", cdtype, None)])
+    x = np.roll(values.real, 3).astype(real)
+    check(m, {"a": values, "x": x}, cdtype)
+
+
+@pytest.mark.parametrize("p", [2, 3, -1, -2, 0.5, 2.5, -1.5], ids=str)
+def test_pow_by_a_real_constant(cdtype, p):
+    values = special_values(cdtype)
+    if not float(p).is_integer():
+        # Where |z|^p alone overflows, numpy's result hangs on what it does past the
+        # range: complex64's cpowf works in double, and at z < 0, p = 2.5 the real
+        # part is inf times cos(2.5 pi), about 1e-16, which onnxruntime's Cos gives as 0.
+        with np.errstate(all="ignore"):
+            big = np.abs(values.astype(np.complex128)) ** p > np.finfo(_real_of(cdtype)).max
+        values = values[~big]
+    inits = [init("p", np.array(p, _real_of(cdtype)))]
+    m = single("Pow", cdtype, shape=[len(values)], inputs=["a", "p"], inits=inits)
+    check(m, {"a": values}, cdtype)
+
+
+@pytest.mark.parametrize("w", [0.5 + 1j, -1 + 0.25j], ids=str)
+def test_pow_by_a_complex_value(cdtype, w):
+    values = special_values(cdtype)
+    m = single("Pow", cdtype, shape=[len(values)], inputs=["a", "w"],
+               extra=[vi("w", cdtype, [1])])  # fmt: skip
+    check(m, {"a": values, "w": np.array([w], cdtype)}, cdtype)

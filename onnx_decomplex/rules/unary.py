@@ -3,7 +3,7 @@
     Exp, Log, Sqrt, Sin, Cos, Tan, Sinh, Cosh, Tanh, Asin, Acos, Atan, Asinh,
     Acosh, Atanh, Sigmoid, Sign, Reciprocal  -> the formula helpers in `cmath`
     Round(z)        -> (Round(zr), Round(zi))            # numpy rounds each part
-    Abs(z)          -> sqrt(zr^2 + zi^2), a real output  # ReduceL2 over the last axis of p
+    Abs(z)          -> hypot(zr, zi), a real output      # scaled: no overflow of zr^2
     IsNaN/IsInf(z)  -> test(zr) or test(zi), a real output
 
 The branch cuts and principal values are numpy's, which the reference evaluator
@@ -60,12 +60,16 @@ def round_(ctx, node):
 @rule("Abs", infer=real_outputs)
 def abs_(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
+    dtype = ctx.real_dtype(x)
     if ctx.prefers_pair(x) or ctx.constant(x) is not None:
-        ctx.set_real(y, cmath.absolute(ctx, ctx.pair(x)))
-        ctx.explain("|z| = sqrt(re^2 + im^2) on (re, im)")
+        ctx.set_real(y, cmath.absolute(ctx, ctx.pair(x), dtype))
+        ctx.explain("|z| = hypot(re, im) on (re, im)")
         return
-    ctx.set_real(y, ctx.reduce("ReduceL2", ctx.packed(x), [-1], keepdims=0))
-    ctx.explain("|z| = ReduceL2 over the last axis of the packed tensor")
+    # Not ReduceL2, whose squares overflow (and underflow) where |z| does not.
+    a = ctx.abs(ctx.packed(x))
+    big, small = (ctx.reduce(op, a, [-1], keepdims=0) for op in ("ReduceMax", "ReduceMin"))
+    ctx.set_real(y, cmath.hypot_of(ctx, big, small, dtype))
+    ctx.explain("|z| = hypot of the larger and smaller |part| over the last packed axis")
 
 
 @rule("IsNaN", "IsInf", infer=real_outputs)
