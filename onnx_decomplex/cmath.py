@@ -41,6 +41,7 @@ NUMPY = SimpleNamespace(
     asinh=np.arcsinh,
     atan=np.arctan,
     cast=lambda x, dtype: np.asarray(x).astype(dtype),
+    atan_unit=np.arctan,
     less=np.less,
     equal=np.equal,
     and_=np.logical_and,
@@ -182,11 +183,14 @@ def abs2(ops, a):
 
 def hypot_of(ops, big, small, dtype):
     """sqrt(big^2 + small^2) for 0 <= small <= big, scaled by big before squaring:
-    big sqrt(1 + (small / big)^2), and big sqrt(2) where small = big (0 and inf too).
+    big sqrt(1 + q^2), q = small / big. q is taken as min(small, max float) over
+    max(big, tiny), so that 0 / 0 is 0 and inf / inf is 0 (hypot(inf, inf) = inf).
     """
-    q = ops.div(small, big)
-    r = ops.mul(big, ops.sqrt(ops.add(ops.mul(q, q), _c(1, dtype))))
-    return ops.where(ops.less(small, big), r, ops.mul(big, _c(np.sqrt(2), dtype)))
+    finfo = np.finfo(dtype)
+    q = ops.div(
+        ops.min(small, _c(finfo.max, dtype)), ops.max(big, _c(finfo.smallest_subnormal, dtype))
+    )
+    return ops.mul(big, ops.sqrt(ops.add(ops.mul(q, q), _c(1, dtype))))
 
 
 def hypot(ops, x, y, dtype):
@@ -216,38 +220,45 @@ def div_bounded(ops, a, b):
     return ops.div(re, den), ops.div(im, den)
 
 
-def _smith(ops, b, dtype, zero_divides: bool = True):
-    """Smith's scaling of divisor b, as numpy divides: with p the part of b of larger
-    magnitude and q the other, rat = q / p and den = p + q rat (= |b|^2 / p).
-    With `zero_divides`, b = 0 gives rat = 0 and den = +0, so that a / 0 is
-    (ar / +0, ai / +0) as numpy's division gives; without, NaN as its reciprocal.
-    Returns (flat, rat, den), flat where |br| < |bi|.
-    """
+def _flag(ops, cond, dtype):
+    """cond as 0.0 or 1.0, to blend finite values arithmetically: Where with a mask
+    that changes from element to element runs many times slower than arithmetic."""
+    return ops.cast(cond, dtype)
+
+
+def _minus_where(ops, cond, dtype):
+    """-1 where cond, else 1: 1 - 2 cond"""
+    return ops.sub(_c(1, dtype), ops.mul(_flag(ops, cond, dtype), _c(2, dtype)))
+
+
+def _pick(ops, flag, yes, no):
+    """no + flag (yes - no): yes where flag is 1, no where it is 0 (finite yes and no)"""
+    return ops.add(no, ops.mul(flag, ops.sub(yes, no)))
+
+
+def _scaled_divisor(ops, b, dtype, zero_divides: bool):
+    """b / s with s = max(|br|, |bi|), and s: the divisor scaled to modulus in [1, 2],
+    so that nothing squared overflows or underflows. With `zero_divides`, b = 0 scales
+    to 1 with s = +0, so that a / 0 = (ar / +0, ai / +0) as numpy's division gives;
+    without, to 0 (0 / 0 is NaN, as numpy's reciprocal gives)."""
     br, bi = b
-    flat = ops.less(ops.abs(br), ops.abs(bi))
-    p, q = ops.where(flat, bi, br), ops.where(flat, br, bi)
-    rat = ops.div(q, p)
-    if not zero_divides:
-        return flat, rat, ops.add(p, ops.mul(q, rat))
-    zero = ops.equal(p, _c(0, dtype))
-    rat = ops.where(zero, _c(0, dtype), rat)
-    den = ops.where(zero, _c(0, dtype), ops.add(p, ops.mul(q, rat)))
-    return flat, rat, den
+    s = ops.max(ops.abs(br), ops.abs(bi))
+    safe = ops.max(s, _c(np.finfo(dtype).smallest_subnormal, dtype))
+    cr, ci = ops.div(br, safe), ops.div(bi, safe)
+    if zero_divides:
+        cr = ops.add(cr, _flag(ops, ops.equal(s, _c(0, dtype)), dtype))
+    return (cr, ci), s
 
 
 def div(ops, a, b, dtype=None):
-    """a / b by Smith's method, as numpy: with |br| >= |bi|, rat = bi / br,
-    den = br + bi rat: ((ar + ai rat) + i (ai - ar rat)) / den; else the roles of
-    br and bi swap: ((ar rat + ai) + i (ai rat - ar)) / den. No overflow or
-    underflow where the quotient has none.
-    """
+    """a / b = a conj(c) / |c|^2 / s, with c = b / s and s = max(|br|, |bi|): no overflow
+    or underflow where the quotient has none, and a / 0 as numpy's (ar / 0, ai / 0)."""
     dtype = _real(ops, dtype)
-    (ar, ai), _ = a, b
-    flat, rat, den = _smith(ops, b, dtype)
-    u, v = ops.where(flat, ai, ar), ops.where(flat, ar, ai)
-    re = ops.div(ops.add(u, ops.mul(v, rat)), den)
-    t = ops.div(ops.sub(v, ops.mul(u, rat)), den)
-    return re, ops.where(flat, ops.neg(t), t)
+    (ar, ai), ((cr, ci), s) = a, _scaled_divisor(ops, b, dtype, zero_divides=True)
+    den = abs2(ops, (cr, ci))
+    re = ops.add(ops.mul(ar, cr), ops.mul(ai, ci))
+    im = ops.sub(ops.mul(ai, cr), ops.mul(ar, ci))
+    return ops.div(ops.div(re, den), s), ops.div(ops.div(im, den), s)
 
 
 def div_real(ops, a, r):
@@ -263,33 +274,30 @@ def rdiv_real(ops, r, b, dtype=None):
 
 
 def reciprocal(ops, a, dtype=None):
-    """1 / a by Smith's method (see `div`): (1 - i rat) / den, or (rat - i) / den;
-    1 / 0 is NaN, as numpy's reciprocal gives"""
+    """1 / a = conj(c) / |c|^2 / s, c = a / s (see `div`); 1 / 0 is NaN, as numpy's
+    reciprocal gives"""
     dtype = _real(ops, dtype)
-    flat, rat, den = _smith(ops, a, dtype, zero_divides=False)
-    g, h = ops.div(rat, den), ops.div(_c(1, dtype), den)
-    return ops.where(flat, g, h), ops.neg(ops.where(flat, h, g))
+    (cr, ci), s = _scaled_divisor(ops, a, dtype, zero_divides=False)
+    scale = ops.mul(abs2(ops, (cr, ci)), s)
+    return ops.div(cr, scale), ops.neg(ops.div(ci, scale))
 
 
 def angle(ops, a, dtype):
-    """arg(ar + i ai) = atan2(ai, ar), in (-pi, pi], from Atan alone:
+    """arg(ar + i ai) = atan2(ai, ar), in [-pi, pi], from one Atan of a ratio in [0, 1]:
 
-    |ar| >= |ai|: atan(ai / ar), plus pi (ai >= 0) or -pi (ai < 0) when ar < 0;
-    |ar| <  |ai|: pi/2 sign(ai) - atan(ar / ai).
-    The branch keeps each quotient in [-1, 1]. Signed zeros count as numpy counts
-    them: arg(+-0 + i 0) = 0, arg(-0 +- i 0) = +-pi, arg(-x - i 0) = -pi.
+    t = atan(min(|ar|, |ai|) / max(|ar|, |ai|)); pi/2 - t where |ai| > |ar|; pi minus
+    that where ar is negative (or -0); negated where ai is. Signed zeros count as numpy
+    counts them: arg(+0 +- 0i) = +-0, arg(-0 +- 0i) = +-pi, arg(-x - 0i) = -pi.
+    The corrections are arithmetic on finite values, with no Where.
     """
     ar, ai = a
-    zero = _c(0, dtype)
-    flat = ops.less(ops.abs(ar), ops.abs(ai))
-    half_pi = ops.where(ops.less(ai, zero), _c(-np.pi / 2, dtype), _c(np.pi / 2, dtype))
-    steep = ops.sub(half_pi, ops.atan(ops.div(ar, ops.where(flat, ai, _c(1, dtype)))))
-    # 0 / 0 is avoided by dividing by 1 on the other branch and where both are 0.
-    safe_ar = ops.where(ops.equal(ar, zero), _c(1, dtype), ar)
-    shallow = ops.atan(ops.div(ai, safe_ar))
-    turn = ops.where(signbit(ops, ai, dtype), _c(-np.pi, dtype), _c(np.pi, dtype))
-    shallow = ops.where(signbit(ops, ar, dtype), ops.add(shallow, turn), shallow)
-    return ops.where(flat, steep, shallow)
+    x, y = ops.abs(ar), ops.abs(ai)
+    big = ops.max(ops.max(x, y), _c(np.finfo(dtype).smallest_subnormal, dtype))
+    t = ops.atan_unit(ops.div(ops.min(x, y), big))
+    t = _pick(ops, _flag(ops, ops.less(x, y), dtype), ops.sub(_c(np.pi / 2, dtype), t), t)
+    t = _pick(ops, _flag(ops, signbit(ops, ar, dtype), dtype), ops.sub(_c(np.pi, dtype), t), t)
+    sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
+    return ops.mul(t, sign)
 
 
 def wrap_angle(ops, t, dtype):
@@ -325,13 +333,21 @@ def asinh_by_log(ops, x, dtype):
     r = ops.div(_c(1, dtype), ax)
     root = ops.add(r, ops.sqrt(ops.add(ops.mul(r, r), _c(1, dtype))))
     y = log1p(ops, ops.add(ax, ops.div(ax, root)), dtype)
-    return ops.where(ops.less(x, _c(0, dtype)), ops.neg(y), y)
+    return ops.mul(y, _minus_where(ops, ops.less(x, _c(0, dtype)), dtype))
 
 
 def cosh_by_exp(ops, x):
     """cosh x = (e^x + e^-x) / 2, for real x"""
     e, inv = ops.exp(x), ops.exp(ops.neg(x))
     return ops.mul(ops.add(e, inv), np.asarray(0.5, np.float64))
+
+
+def atan_unit_refined(ops, t, atan32):
+    """atan t in float64 for t in [0, 1], from a float32 start y0 = atan32(t) and one
+    Newton step on tan y = t: y1 = y0 - cos y0 (sin y0 - t cos y0)"""
+    y0 = ops.cast(atan32(ops.cast(t, np.float32)), np.float64)
+    c = ops.cos(y0)
+    return ops.sub(y0, ops.mul(c, ops.sub(ops.sin(y0), ops.mul(t, c))))
 
 
 def atan_refined(ops, x, atan32):
@@ -376,15 +392,14 @@ def sqrt(ops, a, dtype):
     The sign of a zero ai picks the side of the cut: sqrt(-4 - 0i) = -2i.
     """
     ar, ai = a
-    zero = _c(0, dtype)
     t = ops.sqrt(ops.mul(ops.add(absolute(ops, a, dtype), ops.abs(ar)), _c(0.5, dtype)))
-    is_zero = ops.equal(t, zero)
-    two_t = ops.where(is_zero, _c(1, dtype), ops.add(t, t))
-    other = ops.div(ai, two_t)
-    negative = ops.less(ar, zero)
-    im_neg = ops.where(signbit(ops, ai, dtype), ops.neg(t), t)
-    re = ops.where(negative, ops.abs(other), t)
-    return re, ops.where(negative, im_neg, other)
+    # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0.
+    tiny = _c(np.finfo(dtype).smallest_subnormal, dtype)
+    u = ops.div(ops.abs(ai), ops.max(ops.add(t, t), tiny))
+    negative = ops.less(ar, _c(0, dtype))
+    re, im = ops.where(negative, u, t), ops.where(negative, t, u)
+    sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
+    return re, ops.mul(im, sign)
 
 
 def sin(ops, a):
@@ -496,7 +511,7 @@ def atanh(ops, a, dtype):
     h = hypot(ops, ops.sub(one, x), ai, dtype)
     q = ops.div(ops.div(ops.mul(x, _c(4, dtype)), h), h)
     re = ops.mul(log1p(ops, q, dtype), _c(0.25, dtype))
-    re = ops.where(ops.less(ar, _c(0, dtype)), ops.neg(re), re)
+    re = ops.mul(re, _minus_where(ops, ops.less(ar, _c(0, dtype)), dtype))
     cross = ops.sub(ops.mul(ops.sub(one, x), ops.add(one, x)), ops.mul(ai, ai))
     im = ops.mul(angle(ops, (cross, ops.add(ai, ai)), dtype), _c(0.5, dtype))
     return re, im
@@ -512,10 +527,12 @@ def sigmoid(ops, a, dtype):
     reference computes it: e = exp(-|ar| + i ai') is at most 1 in modulus, so neither
     form overflows and the division needs no scaling."""
     ar, ai = a
-    pos = ops.less(_c(0, dtype), ar)
-    er, ei = exp(ops, (ops.neg(ops.abs(ar)), ops.where(pos, ops.neg(ai), ai)))
-    num = (ops.where(pos, _c(1, dtype), er), ops.where(pos, _c(0, dtype), ei))
-    return div_bounded(ops, num, (ops.add(er, _c(1, dtype)), ei))
+    one = _c(1, dtype)
+    pos = _flag(ops, ops.less(_c(0, dtype), ar), dtype)
+    sign = ops.sub(one, ops.mul(pos, _c(2, dtype)))
+    er, ei = exp(ops, (ops.neg(ops.abs(ar)), ops.mul(ai, sign)))
+    num = (_pick(ops, pos, one, er), ops.mul(ei, ops.sub(one, pos)))
+    return div_bounded(ops, num, (ops.add(er, one), ei))
 
 
 def sign(ops, a, dtype):

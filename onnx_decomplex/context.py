@@ -610,6 +610,12 @@ class Context:
             return cmath.asinh_by_log(self, x, np.float64)
         return self._asinh(x)
 
+    def atan_unit(self, t):
+        """atan t for t in [0, 1]."""
+        if self._double(t):
+            return cmath.atan_unit_refined(self, t, self._atan)
+        return self._atan(t)
+
     def atan(self, x):
         return cmath.atan_refined(self, x, self._atan) if self._double(x) else self._atan(x)
 

@@ -35,11 +35,9 @@ def test_function_at_special_points(op, cdtype):
 def test_abs_is_real_and_scales_before_squaring(cdtype, opset):
     m = single("Abs", cdtype, opset, out_dtype=np.float32 if cdtype == np.complex64 else np.float64)
     out = assert_rewrites(m)
-    # hypot of max(|re|, |im|) and min(|re|, |im|), read off the packed tensor.
-    assert op_types(out) == [
-        "Abs", "Add", "Div", "Less", "Mul", "Mul", "Mul", "ReduceMax", "ReduceMin", "Sqrt",
-        "Where",
-    ]  # fmt: skip
+    # hypot of max(|re|, |im|) and min(|re|, |im|), with no ReduceL2 to overflow.
+    assert "ReduceL2" not in op_types(out)
+    assert op_types(out).count("Sqrt") == 1
 
 
 def test_abs_of_a_pair(cdtype):
