@@ -7,8 +7,15 @@ numpy's complex arithmetic). Helpers hold the math only, no graph plumbing.
 Helpers that need a literal (pi, 0.5) take the real `dtype` of the parts, so that
 emitted constants match the graph's precision.
 
-Only what ONNX has is used: there is no Atan2 (`angle` is built from Atan and
-Where), and no comparison beyond Less and Equal is needed.
+Only what ONNX has is used: there is no Atan2 (`angle` is built from Atan), no
+expm1 or log1p (`log1p` corrects the rounding of 1 + u; sinh near 0 is tanh times
+cosh), and no comparison beyond Less and Equal is needed.
+
+The helpers match numpy at special values: signed zeros pick the side of a branch
+cut, and moduli are scaled by the larger part before squaring, so that nothing
+overflows or underflows where the result does not. Where a choice depends on each
+element (a sign, which part is larger), it is made by arithmetic on 0.0/1.0 flags:
+onnxruntime's Where runs many times slower than arithmetic on such masks.
 """
 
 from __future__ import annotations
@@ -392,10 +399,12 @@ def sqrt(ops, a, dtype):
     The sign of a zero ai picks the side of the cut: sqrt(-4 - 0i) = -2i.
     """
     ar, ai = a
-    t = ops.sqrt(ops.mul(ops.add(absolute(ops, a, dtype), ops.abs(ar)), _c(0.5, dtype)))
+    x, y = ops.abs(ar), ops.abs(ai)
+    modulus = hypot_of(ops, ops.max(x, y), ops.min(x, y), dtype)
+    t = ops.sqrt(ops.mul(ops.add(modulus, x), _c(0.5, dtype)))
     # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0.
     tiny = _c(np.finfo(dtype).smallest_subnormal, dtype)
-    u = ops.div(ops.abs(ai), ops.max(ops.add(t, t), tiny))
+    u = ops.div(y, ops.max(ops.add(t, t), tiny))
     negative = ops.less(ar, _c(0, dtype))
     re, im = ops.where(negative, u, t), ops.where(negative, t, u)
     sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
@@ -565,7 +574,7 @@ def _squarings(ops, a, n: int, dtype):
 
 def pow_int(ops, a, n: int, dtype):
     """a^n as numpy computes it: a, a a, a (a a) for n = 1, 2, 3; repeated squaring
-    from 1 for larger n; 1 / (that for -n) by Smith's division for n < 0, NaN at
+    from 1 for larger n; 1 / (that for -n) by `div` for n < 0, NaN at
     a = 0; a^0 = 1"""
     if n == 0:
         # a^0 = 1 in a's shape, even for inf and nan, as numpy and Pow give.

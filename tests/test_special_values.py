@@ -67,6 +67,11 @@ def test_function(op, cdtype):
     check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)
 
 
+def test_round(cdtype):
+    values = special_values(cdtype)
+    check(single("Round", cdtype, shape=[len(values)]), {"a": values * 3.3}, cdtype)
+
+
 def _real_of(cdtype):
     return np.float32 if cdtype == np.complex64 else np.float64
 

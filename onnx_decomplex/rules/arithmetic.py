@@ -10,7 +10,7 @@
     Sub        -> likewise, with r - z = (r - zr, -zi)
     Sub(2 Re z, z), Sub(Re z, i Im z), ... -> conj z = (zr, -zi)   # see patterns.py
     Neg(z)     -> (-zr, -zi)               # also Neg on the packed layout
-    Div(z, w)  -> Smith's z / w, as numpy   # w constant, not 0: z times 1/w, made in numpy
+    Div(z, w)  -> z conj(c) / |c|^2 / s, c = w / s, s = max(|wr|, |wi|)   # w constant, not 0: z times 1/w, made in numpy
     Div(z, r)  -> (zr / r, zi / r)
     Sum, Mean  -> the op on the packed tensors, or on each part
     Pow(z, n)  -> repeated squaring         # n a constant integer
@@ -161,13 +161,13 @@ def div(ctx, node):
             return
     if ctx.is_complex(a) and ctx.is_complex(b):
         ctx.set_pair(y, *cmath.div(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), dtype))
-        ctx.explain("z / w by Smith's scaling on pairs, as numpy divides")
+        ctx.explain("z / w on pairs, w scaled by its larger part")
     elif ctx.is_complex(a):
         ctx.set_pair(y, *cmath.div_real(ctx, ctx.pair(a, dtype), ctx.real(b, dtype)))
         ctx.explain("complex over real: both parts divided")
     else:
         ctx.set_pair(y, *cmath.rdiv_real(ctx, ctx.real(a, dtype), ctx.pair(b, dtype), dtype))
-        ctx.explain("real over complex: (r + 0i) / w by Smith's scaling")
+        ctx.explain("real over complex: (r + 0i) / w, w scaled by its larger part")
 
 
 def _sum_or_mean(ctx, op: str, ins):
