@@ -405,8 +405,13 @@ def sqrt(ops, a, dtype):
     # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0.
     tiny = _c(np.finfo(dtype).smallest_subnormal, dtype)
     u = ops.div(y, ops.max(ops.add(t, t), tiny))
-    negative = ops.less(ar, _c(0, dtype))
-    re, im = ops.where(negative, u, t), ops.where(negative, t, u)
+    # ar >= 0: (t, u); ar < 0: (u, t). As u <= t, min and max choose, through
+    # g = (1 - n) / n and h = n / (1 - n), which are inf or 0 for n = 0 or 1: exact
+    # where t is infinite, and with no Where.
+    n = _flag(ops, ops.less(ar, _c(0, dtype)), dtype)
+    m = ops.sub(_c(1, dtype), n)
+    re = ops.min(t, ops.add(u, ops.div(m, n)))
+    im = ops.max(u, ops.min(t, ops.div(n, m)))
     sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
     return re, ops.mul(im, sign)
 

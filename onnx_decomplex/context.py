@@ -606,9 +606,11 @@ class Context:
         return cmath.cosh_by_exp(self, x) if self._double(x) else self._cosh(x)
 
     def asinh(self, x):
-        if self._double(x):
-            return cmath.asinh_by_log(self, x, np.float64)
-        return self._asinh(x)
+        # Built for float32 too: onnxruntime's float Asinh is several times slower
+        # than the dozen elementwise ops that replace it.
+        if _is_np(x):
+            return self._asinh(x)
+        return cmath.asinh_by_log(self, x, self.work_dtype)
 
     def atan_unit(self, t):
         """atan t for t in [0, 1]."""

@@ -116,7 +116,11 @@ def log_sum_exp(ctx, node):
     dtype = ctx.real_dtype(y)
     re, im = ctx.pair(node.inputs[0])
     m_re = _reduce(ctx, node, "ReduceMax", re, keepdims=1)
-    on_max = ctx.where(ctx.equal(re, m_re), im, np.array(-np.inf, dtype))
+    # Im where Re is largest, else the lowest float (arithmetic, not a Where on a
+    # mask that changes from element to element, which is slow).
+    flag = ctx.cast(ctx.equal(re, m_re), dtype)
+    lowest = np.array(np.finfo(dtype).min, dtype)
+    on_max = ctx.add(ctx.mul(flag, im), ctx.mul(ctx.sub(np.array(1, dtype), flag), lowest))
     m_im = _reduce(ctx, node, "ReduceMax", on_max, keepdims=1)
     e = cmath.exp(ctx, (ctx.sub(re, m_re), ctx.sub(im, m_im)))
     log_re, log_im = cmath.log(ctx, _reduce_parts(ctx, node, "ReduceSum", e), dtype)
