@@ -405,6 +405,7 @@ def sqrt(ops, a, dtype):
     # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0.
     tiny = _c(np.finfo(dtype).smallest_subnormal, dtype)
     u = ops.div(y, ops.max(ops.add(t, t), tiny))
+    u = ops.where(ops.isinf(y), y, u)  # sqrt(x +- inf i) = inf +- inf i, as numpy
     # ar >= 0: (t, u); ar < 0: (u, t). As u <= t, min and max choose, through
     # g = (1 - n) / n and h = n / (1 - n), which are inf or 0 for n = 0 or 1: exact
     # where t is infinite, and with no Where.

@@ -205,3 +205,10 @@ def test_reduction_of_special_values(op, cdtype, axes):
     node, inits = _reduce_node(op, "a", "y", 18, axes=axes, keepdims=0)
     m = make_model([node], [vi("a", cdtype, list(rows.shape))], [vi("y", cdtype, None)], inits)
     check(m, {"a": rows}, cdtype)
+
+
+def test_sqrt_and_log_of_infinite_parts(cdtype):
+    inf = np.inf
+    values = np.array([_c(inf, 0), _c(-inf, 1), _c(1, inf), _c(-1, -inf), _c(inf, -2)], cdtype)
+    for op in ("Sqrt", "Log"):
+        check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)
