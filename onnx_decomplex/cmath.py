@@ -7,8 +7,15 @@ numpy's complex arithmetic). Helpers hold the math only, no graph plumbing.
 Helpers that need a literal (pi, 0.5) take the real `dtype` of the parts, so that
 emitted constants match the graph's precision.
 
-Only what ONNX has is used: there is no Atan2 (`angle` is built from Atan and
-Where), and no comparison beyond Less and Equal is needed.
+Only what ONNX has is used: there is no Atan2 (`angle` is built from Atan), no
+expm1 or log1p (`log1p` corrects the rounding of 1 + u; sinh near 0 is tanh times
+cosh), and no comparison beyond Less and Equal is needed.
+
+The helpers match numpy at special values: signed zeros pick the side of a branch
+cut, and moduli are scaled by the larger part before squaring, so that nothing
+overflows or underflows where the result does not. Where a choice depends on each
+element (a sign, which part is larger), it is made by arithmetic on 0.0/1.0 flags:
+onnxruntime's Where runs many times slower than arithmetic on such masks.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ NUMPY = SimpleNamespace(
     pow=np.power,
     neg=np.negative,
     abs=np.abs,
+    max=np.maximum,
+    min=np.minimum,
     sqrt=np.sqrt,
     exp=np.exp,
     log=np.log,
@@ -35,10 +44,15 @@ NUMPY = SimpleNamespace(
     cos=np.cos,
     sinh=np.sinh,
     cosh=np.cosh,
+    tanh=np.tanh,
+    asinh=np.arcsinh,
     atan=np.arctan,
     cast=lambda x, dtype: np.asarray(x).astype(dtype),
+    atan_unit=np.arctan,
     less=np.less,
     equal=np.equal,
+    and_=np.logical_and,
+    isinf=np.isinf,
     where=np.where,
     split_halves=lambda x, axis: np.split(x, 2, axis),
     concat=lambda parts, axis: np.concatenate(parts, axis),
@@ -47,6 +61,11 @@ NUMPY = SimpleNamespace(
 
 def _c(value, dtype):
     return np.asarray(value, dtype=dtype)
+
+
+def _real(ops, dtype):
+    """`dtype`, or when None the precision `ops` computes in (float64 for NUMPY)."""
+    return np.dtype(dtype or getattr(ops, "work_dtype", None) or np.float64)
 
 
 def bilinear(ops, a, b, f, gauss: bool = False):
@@ -164,23 +183,89 @@ def add_sparse(ops, a, b, subtract: bool = False):
 
 
 def abs2(ops, a):
-    """|a|^2 = ar^2 + ai^2"""
+    """|a|^2 = ar^2 + ai^2 (which overflows or underflows where |a| would not)"""
     ar, ai = a
     return ops.add(ops.mul(ar, ar), ops.mul(ai, ai))
 
 
-def absolute(ops, a):
-    """|a| = sqrt(ar^2 + ai^2)"""
-    return ops.sqrt(abs2(ops, a))
+def hypot_of(ops, big, small, dtype):
+    """sqrt(big^2 + small^2) for 0 <= small <= big, scaled by big before squaring:
+    big sqrt(1 + q^2), q = small / big. q is taken as min(small, max float) over
+    max(big, tiny), so that 0 / 0 is 0 and inf / inf is 0 (hypot(inf, inf) = inf).
+    """
+    finfo = np.finfo(dtype)
+    q = ops.div(
+        ops.min(small, _c(finfo.max, dtype)), ops.max(big, _c(finfo.smallest_subnormal, dtype))
+    )
+    return ops.mul(big, ops.sqrt(ops.add(ops.mul(q, q), _c(1, dtype))))
 
 
-def div(ops, a, b):
-    """a / b = ((ar br + ai bi) + i (ai br - ar bi)) / (br^2 + bi^2)"""
+def hypot(ops, x, y, dtype):
+    """sqrt(x^2 + y^2), with no overflow or underflow where the result has none"""
+    ax, ay = ops.abs(x), ops.abs(y)
+    return hypot_of(ops, ops.max(ax, ay), ops.min(ax, ay), dtype)
+
+
+def absolute(ops, a, dtype=None):
+    """|a| = hypot(ar, ai)"""
+    dtype = _real(ops, dtype)
+    return hypot(ops, *a, dtype)
+
+
+def signbit(ops, x, dtype):
+    """x < 0, or x = -0: min(x, 1/x) < 0, since 1/-0 = -inf"""
+    return ops.less(ops.min(x, ops.div(_c(1, dtype), x)), _c(0, dtype))
+
+
+def div_bounded(ops, a, b):
+    """a / b = ((ar br + ai bi) + i (ai br - ar bi)) / (br^2 + bi^2), for a b whose
+    squared modulus neither overflows nor underflows"""
     (ar, ai), (br, bi) = a, b
     den = abs2(ops, b)
     re = ops.add(ops.mul(ar, br), ops.mul(ai, bi))
     im = ops.sub(ops.mul(ai, br), ops.mul(ar, bi))
     return ops.div(re, den), ops.div(im, den)
+
+
+def _flag(ops, cond, dtype):
+    """cond as 0.0 or 1.0, to blend finite values arithmetically: Where with a mask
+    that changes from element to element runs many times slower than arithmetic."""
+    return ops.cast(cond, dtype)
+
+
+def _minus_where(ops, cond, dtype):
+    """-1 where cond, else 1: 1 - 2 cond"""
+    return ops.sub(_c(1, dtype), ops.mul(_flag(ops, cond, dtype), _c(2, dtype)))
+
+
+def _pick(ops, flag, yes, no):
+    """no + flag (yes - no): yes where flag is 1, no where it is 0 (finite yes and no)"""
+    return ops.add(no, ops.mul(flag, ops.sub(yes, no)))
+
+
+def _scaled_divisor(ops, b, dtype, zero_divides: bool):
+    """b / s with s = max(|br|, |bi|), and s: the divisor scaled to modulus in [1, 2],
+    so that nothing squared overflows or underflows. With `zero_divides`, b = 0 scales
+    to 1 with s = +0, so that a / 0 = (ar / +0, ai / +0) as numpy's division gives;
+    without, to 0 (0 / 0 is NaN, as numpy's reciprocal gives)."""
+    br, bi = b
+    s = ops.max(ops.abs(br), ops.abs(bi))
+    safe = ops.max(s, _c(np.finfo(dtype).smallest_subnormal, dtype))
+    cr, ci = ops.div(br, safe), ops.div(bi, safe)
+    if zero_divides:
+        cr = ops.add(cr, _flag(ops, ops.equal(s, _c(0, dtype)), dtype))
+    return (cr, ci), s
+
+
+def div(ops, a, b, dtype=None):
+    """a / b = a conj(c) / |c|^2 / s, with c = b / s and s = max(|br|, |bi|): no overflow
+    or underflow where the quotient has none, and a / 0 as numpy's (ar / 0, ai / 0)."""
+    dtype = _real(ops, dtype)
+    (ar, ai), ((cr, ci), s) = a, _scaled_divisor(ops, b, dtype, zero_divides=True)
+    den = abs2(ops, (cr, ci))
+    re = ops.add(ops.mul(ar, cr), ops.mul(ai, ci))
+    im = ops.sub(ops.mul(ai, cr), ops.mul(ar, ci))
+    return ops.div(ops.div(re, den), s), ops.div(ops.div(im, den), s)
 
 
 def div_real(ops, a, r):
@@ -189,38 +274,37 @@ def div_real(ops, a, r):
     return ops.div(ar, r), ops.div(ai, r)
 
 
-def rdiv_real(ops, r, b):
-    """r / (br + i bi) = (r br - i r bi) / (br^2 + bi^2)"""
-    br, bi = b
-    scale = ops.div(r, abs2(ops, b))
-    return ops.mul(br, scale), ops.neg(ops.mul(bi, scale))
+def rdiv_real(ops, r, b, dtype=None):
+    """r / (br + i bi) = (r + 0i) / b"""
+    dtype = _real(ops, dtype)
+    return div(ops, (r, _c(0, dtype)), b, dtype)
 
 
-def reciprocal(ops, a):
-    """1 / (ar + i ai) = (ar - i ai) / (ar^2 + ai^2)"""
-    ar, ai = a
-    den = abs2(ops, a)
-    return ops.div(ar, den), ops.neg(ops.div(ai, den))
+def reciprocal(ops, a, dtype=None):
+    """1 / a = conj(c) / |c|^2 / s, c = a / s (see `div`); 1 / 0 is NaN, as numpy's
+    reciprocal gives"""
+    dtype = _real(ops, dtype)
+    (cr, ci), s = _scaled_divisor(ops, a, dtype, zero_divides=False)
+    scale = ops.mul(abs2(ops, (cr, ci)), s)
+    return ops.div(cr, scale), ops.neg(ops.div(ci, scale))
 
 
 def angle(ops, a, dtype):
-    """arg(ar + i ai) = atan2(ai, ar), in (-pi, pi], from Atan alone:
+    """arg(ar + i ai) = atan2(ai, ar), in [-pi, pi], from one Atan of a ratio in [0, 1]:
 
-    |ar| >= |ai|: atan(ai / ar), plus pi (ai >= 0) or -pi (ai < 0) when ar < 0;
-    |ar| <  |ai|: pi/2 sign(ai) - atan(ar / ai).
-    The branch keeps each quotient in [-1, 1]; arg(0) = 0.
+    t = atan(min(|ar|, |ai|) / max(|ar|, |ai|)); pi/2 - t where |ai| > |ar|; pi minus
+    that where ar is negative (or -0); negated where ai is. Signed zeros count as numpy
+    counts them: arg(+0 +- 0i) = +-0, arg(-0 +- 0i) = +-pi, arg(-x - 0i) = -pi.
+    The corrections are arithmetic on finite values, with no Where.
     """
     ar, ai = a
-    zero = _c(0, dtype)
-    flat = ops.less(ops.abs(ar), ops.abs(ai))
-    half_pi = ops.where(ops.less(ai, zero), _c(-np.pi / 2, dtype), _c(np.pi / 2, dtype))
-    steep = ops.sub(half_pi, ops.atan(ops.div(ar, ops.where(flat, ai, _c(1, dtype)))))
-    # 0 / 0 is avoided by dividing by 1 on the other branch and where both are 0.
-    safe_ar = ops.where(ops.equal(ar, zero), _c(1, dtype), ar)
-    shallow = ops.atan(ops.div(ai, safe_ar))
-    turn = ops.where(ops.less(ai, zero), _c(-np.pi, dtype), _c(np.pi, dtype))
-    shallow = ops.where(ops.less(ar, zero), ops.add(shallow, turn), shallow)
-    return ops.where(flat, steep, shallow)
+    x, y = ops.abs(ar), ops.abs(ai)
+    big = ops.max(ops.max(x, y), _c(np.finfo(dtype).smallest_subnormal, dtype))
+    t = ops.atan_unit(ops.div(ops.min(x, y), big))
+    t = _pick(ops, _flag(ops, ops.less(x, y), dtype), ops.sub(_c(np.pi / 2, dtype), t), t)
+    t = _pick(ops, _flag(ops, signbit(ops, ar, dtype), dtype), ops.sub(_c(np.pi, dtype), t), t)
+    sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
+    return ops.mul(t, sign)
 
 
 def wrap_angle(ops, t, dtype):
@@ -230,15 +314,47 @@ def wrap_angle(ops, t, dtype):
 
 
 def sinh_by_exp(ops, x):
-    """sinh x = (e^x - e^-x) / 2, for real x"""
+    """sinh x = (e^x - e^-x) / 2, for real x (which cancels near 0: see sinh_by_tanh)"""
     e, inv = ops.exp(x), ops.exp(ops.neg(x))
     return ops.mul(ops.sub(e, inv), np.asarray(0.5, np.float64))
+
+
+def sinh_by_tanh(ops, x):
+    """sinh x = tanh x cosh x, for real x: exact to a few ulp near 0, where
+    (e^x - e^-x) / 2 cancels"""
+    return ops.mul(ops.tanh(x), cosh_by_exp(ops, x))
+
+
+def log1p(ops, u, dtype):
+    """log(1 + u) for real u >= 0, with w = 1 + u and d = w - 1 (exact):
+    log w + (u - d) / w, which corrects the rounding of 1 + u; log1p(inf) = inf"""
+    w = ops.add(u, _c(1, dtype))
+    fixed = ops.add(ops.log(w), ops.div(ops.sub(u, ops.sub(w, _c(1, dtype))), w))
+    return ops.where(ops.isinf(u), u, fixed)
+
+
+def asinh_by_log(ops, x, dtype):
+    """asinh x = sign(x) log1p(|x| + |x| / (r + sqrt(r^2 + 1))), r = 1 / |x|, for real x:
+    the same as log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), with no x^2 to overflow"""
+    ax = ops.abs(x)
+    r = ops.div(_c(1, dtype), ax)
+    root = ops.add(r, ops.sqrt(ops.add(ops.mul(r, r), _c(1, dtype))))
+    y = log1p(ops, ops.add(ax, ops.div(ax, root)), dtype)
+    return ops.mul(y, _minus_where(ops, ops.less(x, _c(0, dtype)), dtype))
 
 
 def cosh_by_exp(ops, x):
     """cosh x = (e^x + e^-x) / 2, for real x"""
     e, inv = ops.exp(x), ops.exp(ops.neg(x))
     return ops.mul(ops.add(e, inv), np.asarray(0.5, np.float64))
+
+
+def atan_unit_refined(ops, t, atan32):
+    """atan t in float64 for t in [0, 1], from a float32 start y0 = atan32(t) and one
+    Newton step on tan y = t: y1 = y0 - cos y0 (sin y0 - t cos y0)"""
+    y0 = ops.cast(atan32(ops.cast(t, np.float32)), np.float64)
+    c = ops.cos(y0)
+    return ops.sub(y0, ops.mul(c, ops.sub(ops.sin(y0), ops.mul(t, c))))
 
 
 def atan_refined(ops, x, atan32):
@@ -258,72 +374,89 @@ def atan_refined(ops, x, atan32):
     return ops.where(big, ops.sub(half_pi, y), y)
 
 
+def times_sin(ops, m, t):
+    """m sin t, but t itself (+-0) where t = 0: a part that is zero stays zero where
+    m is infinite, as numpy keeps it (e^(inf + 0i) = inf + 0i)"""
+    zero = _c(0, t.dtype if isinstance(t, np.ndarray) else _real(ops, None))
+    return ops.where(ops.equal(t, zero), t, ops.mul(m, ops.sin(t)))
+
+
 def exp(ops, a):
     """e^(ar + i ai) = e^ar cos ai + i e^ar sin ai"""
     ar, ai = a
     m = ops.exp(ar)
-    return ops.mul(m, ops.cos(ai)), ops.mul(m, ops.sin(ai))
+    return ops.mul(m, ops.cos(ai)), times_sin(ops, m, ai)
 
 
 def log(ops, a, dtype):
-    """log(a) = log|a| + i arg(a), with log|a| = log(ar^2 + ai^2) / 2"""
-    return ops.mul(ops.log(abs2(ops, a)), _c(0.5, dtype)), angle(ops, a, dtype)
+    """log(a) = log|a| + i arg(a)"""
+    return ops.log(absolute(ops, a, dtype)), angle(ops, a, dtype)
 
 
 def sqrt(ops, a, dtype):
     """Principal square root, with no cancellation: t = sqrt((|a| + |ar|) / 2);
     ar >= 0: t + i ai / (2t);  ar < 0: |ai| / (2t) + i t sign(ai);  sqrt(0) = 0.
+    The sign of a zero ai picks the side of the cut: sqrt(-4 - 0i) = -2i.
     """
     ar, ai = a
-    zero = _c(0, dtype)
-    t = ops.sqrt(ops.mul(ops.add(absolute(ops, a), ops.abs(ar)), _c(0.5, dtype)))
-    is_zero = ops.equal(t, zero)
-    two_t = ops.where(is_zero, _c(1, dtype), ops.add(t, t))
-    other = ops.div(ai, two_t)
-    negative = ops.less(ar, zero)
-    re = ops.where(negative, ops.abs(other), t)
-    im = ops.where(negative, ops.where(ops.less(ai, zero), ops.neg(t), t), other)
-    return re, im
+    x, y = ops.abs(ar), ops.abs(ai)
+    modulus = hypot_of(ops, ops.max(x, y), ops.min(x, y), dtype)
+    t = ops.sqrt(ops.mul(ops.add(modulus, x), _c(0.5, dtype)))
+    # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0.
+    tiny = _c(np.finfo(dtype).smallest_subnormal, dtype)
+    u = ops.div(y, ops.max(ops.add(t, t), tiny))
+    u = ops.where(ops.isinf(y), y, u)  # sqrt(x +- inf i) = inf +- inf i, as numpy
+    # ar >= 0: (t, u); ar < 0: (u, t). As u <= t, min and max choose, through
+    # g = (1 - n) / n and h = n / (1 - n), which are inf or 0 for n = 0 or 1: exact
+    # where t is infinite, and with no Where.
+    n = _flag(ops, ops.less(ar, _c(0, dtype)), dtype)
+    m = ops.sub(_c(1, dtype), n)
+    re = ops.min(t, ops.add(u, ops.div(m, n)))
+    im = ops.max(u, ops.min(t, ops.div(n, m)))
+    sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
+    return re, ops.mul(im, sign)
 
 
 def sin(ops, a):
     """sin(ar + i ai) = sin ar cosh ai + i cos ar sinh ai"""
     ar, ai = a
-    return ops.mul(ops.sin(ar), ops.cosh(ai)), ops.mul(ops.cos(ar), ops.sinh(ai))
+    return times_sin(ops, ops.cosh(ai), ar), ops.mul(ops.cos(ar), ops.sinh(ai))
 
 
 def cos(ops, a):
     """cos(ar + i ai) = cos ar cosh ai - i sin ar sinh ai"""
     ar, ai = a
-    return ops.mul(ops.cos(ar), ops.cosh(ai)), ops.neg(ops.mul(ops.sin(ar), ops.sinh(ai)))
+    return ops.mul(ops.cos(ar), ops.cosh(ai)), ops.neg(times_sin(ops, ops.sinh(ai), ar))
 
 
 def sinh(ops, a):
     """sinh(ar + i ai) = sinh ar cos ai + i cosh ar sin ai"""
     ar, ai = a
-    return ops.mul(ops.sinh(ar), ops.cos(ai)), ops.mul(ops.cosh(ar), ops.sin(ai))
+    return ops.mul(ops.sinh(ar), ops.cos(ai)), times_sin(ops, ops.cosh(ar), ai)
 
 
 def cosh(ops, a):
     """cosh(ar + i ai) = cosh ar cos ai + i sinh ar sin ai"""
     ar, ai = a
-    return ops.mul(ops.cosh(ar), ops.cos(ai)), ops.mul(ops.sinh(ar), ops.sin(ai))
+    return ops.mul(ops.cosh(ar), ops.cos(ai)), times_sin(ops, ops.sinh(ar), ai)
 
 
-def tan(ops, a):
-    """tan(ar + i ai) = (sin 2ar + i sinh 2ai) / (cos 2ar + cosh 2ai)"""
+def tanh(ops, a, dtype=None):
+    """tanh(ar + i ai) = (sinh 2ar + i sin 2ai) / (cosh 2ar + cos 2ai), divided through
+    by c = cosh 2ar: (tanh 2ar + i sin 2ai / c) / (1 + cos 2ai / c), which stays finite
+    where cosh overflows (tanh -> +-1)"""
+    dtype = _real(ops, dtype)
     ar, ai = a
     x, y = ops.add(ar, ar), ops.add(ai, ai)
-    den = ops.add(ops.cos(x), ops.cosh(y))
-    return ops.div(ops.sin(x), den), ops.div(ops.sinh(y), den)
+    c = ops.cosh(x)
+    den = ops.add(ops.div(ops.cos(y), c), _c(1, dtype))
+    return ops.div(ops.tanh(x), den), ops.div(ops.div(ops.sin(y), c), den)
 
 
-def tanh(ops, a):
-    """tanh(ar + i ai) = (sinh 2ar + i sin 2ai) / (cosh 2ar + cos 2ai)"""
-    ar, ai = a
-    x, y = ops.add(ar, ar), ops.add(ai, ai)
-    den = ops.add(ops.cosh(x), ops.cos(y))
-    return ops.div(ops.sinh(x), den), ops.div(ops.sin(y), den)
+def tan(ops, a, dtype=None):
+    """tan(a) = -i tanh(i a)"""
+    dtype = _real(ops, dtype)
+    return mul_neg_i(ops, tanh(ops, mul_i(ops, a), dtype))
 
 
 def mul_i(ops, a):
@@ -338,35 +471,65 @@ def mul_neg_i(ops, a):
     return ai, ops.neg(ar)
 
 
-def asinh(ops, a, dtype):
-    """asinh(a) = s log(s a + sqrt(a^2 + 1)), s = sign(ar) (1 at 0): asinh is odd,
-    and with Re(s a) >= 0 the sum never cancels."""
+def _sqrt_one_minus_plus(ops, a, dtype):
+    """sqrt(1 - a) and sqrt(1 + a), with 1 - a = (1 - ar) - i ai keeping the sign of a
+    zero ai flipped, so that each lands on the side of its cut that a's does"""
     ar, ai = a
-    s = ops.where(ops.less(ar, _c(0, dtype)), _c(-1, dtype), _c(1, dtype))
-    sa = mul_real(ops, a, s)
-    sq = mul(ops, a, a)
-    root = sqrt(ops, (ops.add(sq[0], _c(1, dtype)), sq[1]), dtype)
-    return mul_real(ops, log(ops, add(ops, sa, root), dtype), s)
+    one = _c(1, dtype)
+    return sqrt(ops, (ops.sub(one, ar), ops.neg(ai)), dtype), sqrt(
+        ops, (ops.add(ar, one), ai), dtype
+    )
 
 
 def asin(ops, a, dtype):
-    """asin(a) = -i asinh(i a)"""
-    return mul_neg_i(ops, asinh(ops, mul_i(ops, a), dtype))
+    """Kahan's asin: with s = sqrt(1 - a), t = sqrt(1 + a),
+    asin(a) = atan2(ar, Re(s t)) + i asinh(Im(conj(s) t)).
+    Each factor is a square root, so nothing overflows before the result does, and
+    signed zeros pick the sides of the cuts as numpy does."""
+    (sr, si), (tr, ti) = _sqrt_one_minus_plus(ops, a, dtype)
+    re = angle(ops, (ops.sub(ops.mul(sr, tr), ops.mul(si, ti)), a[0]), dtype)
+    return re, ops.asinh(ops.sub(ops.mul(sr, ti), ops.mul(si, tr)))
 
 
 def acos(ops, a, dtype):
-    """acos(a) = pi/2 - asin(a)"""
-    re, im = asin(ops, a, dtype)
-    return ops.sub(_c(np.pi / 2, dtype), re), ops.neg(im)
+    """Kahan's acos: with s = sqrt(1 - a), t = sqrt(1 + a),
+    acos(a) = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s))"""
+    (sr, si), (tr, ti) = _sqrt_one_minus_plus(ops, a, dtype)
+    re = ops.mul(angle(ops, (tr, sr), dtype), _c(2, dtype))
+    return re, ops.asinh(ops.sub(ops.mul(tr, si), ops.mul(ti, sr)))
+
+
+def acosh(ops, a, dtype):
+    """Kahan's acosh: with s = sqrt(a - 1), t = sqrt(a + 1),
+    acosh(a) = asinh(Re(conj(s) t)) + 2i atan2(Im s, Re t)"""
+    ar, ai = a
+    one = _c(1, dtype)
+    sr, si = sqrt(ops, (ops.sub(ar, one), ai), dtype)
+    tr, ti = sqrt(ops, (ops.add(ar, one), ai), dtype)
+    re = ops.asinh(ops.add(ops.mul(sr, tr), ops.mul(si, ti)))
+    return re, ops.mul(angle(ops, (tr, si), dtype), _c(2, dtype))
+
+
+def asinh(ops, a, dtype):
+    """asinh(a) = -i asin(i a)"""
+    return mul_neg_i(ops, asin(ops, mul_i(ops, a), dtype))
 
 
 def atanh(ops, a, dtype):
-    """atanh(a) = (log(1 + a) - log(1 - a)) / 2"""
+    """Kahan's atanh, odd in ar: with x = |ar|, y = ai,
+    Re = sign(ar) log1p(4x / |1 - x - iy|^2) / 4,  Im = atan2(2y, (1 - x)(1 + x) - y^2) / 2.
+    The quotient is 4x / h / h with h = hypot(1 - x, y), which cannot overflow; near
+    0 the log1p keeps Re ~ ar, where log|1 + a| - log|1 - a| would cancel."""
     ar, ai = a
     one = _c(1, dtype)
-    lp = log(ops, (ops.add(one, ar), ai), dtype)
-    lm = log(ops, (ops.sub(one, ar), ops.neg(ai)), dtype)
-    return mul_real(ops, sub(ops, lp, lm), _c(0.5, dtype))
+    x = ops.abs(ar)
+    h = hypot(ops, ops.sub(one, x), ai, dtype)
+    q = ops.div(ops.div(ops.mul(x, _c(4, dtype)), h), h)
+    re = ops.mul(log1p(ops, q, dtype), _c(0.25, dtype))
+    re = ops.mul(re, _minus_where(ops, ops.less(ar, _c(0, dtype)), dtype))
+    cross = ops.sub(ops.mul(ops.sub(one, x), ops.add(one, x)), ops.mul(ai, ai))
+    im = ops.mul(angle(ops, (cross, ops.add(ai, ai)), dtype), _c(0.5, dtype))
+    return re, im
 
 
 def atan(ops, a, dtype):
@@ -374,52 +537,78 @@ def atan(ops, a, dtype):
     return mul_neg_i(ops, atanh(ops, mul_i(ops, a), dtype))
 
 
-def acosh(ops, a, dtype):
-    """acosh(a) = log(a + sqrt(a + 1) sqrt(a - 1))"""
+def sigmoid(ops, a, dtype):
+    """sigmoid(a) = 1 / (1 + e^-a) where Re a > 0, else e^a / (1 + e^a), as the
+    reference computes it: e = exp(-|ar| + i ai') is at most 1 in modulus, so neither
+    form overflows and the division needs no scaling."""
     ar, ai = a
     one = _c(1, dtype)
-    p = sqrt(ops, (ops.add(ar, one), ai), dtype)
-    m = sqrt(ops, (ops.sub(ar, one), ai), dtype)
-    return log(ops, add(ops, a, mul(ops, p, m)), dtype)
-
-
-def sigmoid(ops, a, dtype):
-    """sigmoid(a) = 1 / (1 + e^-a)"""
-    er, ei = exp(ops, neg(ops, a))
-    return reciprocal(ops, (ops.add(er, _c(1, dtype)), ei))
+    pos = _flag(ops, ops.less(_c(0, dtype), ar), dtype)
+    sign = ops.sub(one, ops.mul(pos, _c(2, dtype)))
+    er, ei = exp(ops, (ops.neg(ops.abs(ar)), ops.mul(ai, sign)))
+    num = (_pick(ops, pos, one, er), ops.mul(ei, ops.sub(one, pos)))
+    return div_bounded(ops, num, (ops.add(er, one), ei))
 
 
 def sign(ops, a, dtype):
     """sign(a) = a / |a|, and sign(0) = 0 (numpy 2)"""
     ar, ai = a
-    m = absolute(ops, a)
+    m = absolute(ops, a, dtype)
     safe = ops.where(ops.equal(m, _c(0, dtype)), _c(1, dtype), m)
     return ops.div(ar, safe), ops.div(ai, safe)
 
 
-def pow_int(ops, a, n: int, dtype):
-    """a^n by repeated squaring; a^-n = 1 / a^n; a^0 = 1"""
-    if n < 0:
-        return reciprocal(ops, pow_int(ops, a, -n, dtype))
+def _one_times(ops, a, dtype):
+    """(1 + 0i) a = (ar - 0 ai) + i (ai + 0 ar): a itself, but NaN beside an infinite
+    part, as numpy's product by its starting 1 gives"""
+    ar, ai = a
+    zero = _c(0, dtype)
+    return ops.sub(ar, ops.mul(ai, zero)), ops.add(ai, ops.mul(ar, zero))
+
+
+def _squarings(ops, a, n: int, dtype):
+    """a^n for n >= 1 by repeated squaring, from 1 as numpy starts"""
     result, base = None, a
     while n:
         if n & 1:
-            result = base if result is None else mul(ops, result, base)
+            result = _one_times(ops, base, dtype) if result is None else mul(ops, result, base)
         n >>= 1
         if n:
             base = mul(ops, base, base)
-    if result is None:
+    return result
+
+
+def pow_int(ops, a, n: int, dtype):
+    """a^n as numpy computes it: a, a a, a (a a) for n = 1, 2, 3; repeated squaring
+    from 1 for larger n; 1 / (that for -n) by `div` for n < 0, NaN at
+    a = 0; a^0 = 1"""
+    if n == 0:
         # a^0 = 1 in a's shape, even for inf and nan, as numpy and Pow give.
         one = ops.pow(a[0], _c(0, dtype))
         return one, ops.sub(one, one)
-    return result
+    if n < 0:
+        one = (_c(1, dtype), _c(0, dtype))
+        re, im = div(ops, one, _squarings(ops, a, -n, dtype), dtype)
+        at_zero = ops.and_(ops.equal(a[0], _c(0, dtype)), ops.equal(a[1], _c(0, dtype)))
+        nan = _c(np.nan, dtype)
+        return ops.where(at_zero, nan, re), ops.where(at_zero, nan, im)
+    if n <= 3:
+        return a if n == 1 else mul(ops, a, a) if n == 2 else mul(ops, a, mul(ops, a, a))
+    return _squarings(ops, a, n, dtype)
 
 
 def pow_real(ops, a, p, dtype):
     """a^p = |a|^p (cos p arg a + i sin p arg a), p real"""
-    m = ops.pow(abs2(ops, a), ops.mul(p, _c(0.5, dtype)))
+    m = ops.pow(absolute(ops, a, dtype), p)
     theta = ops.mul(angle(ops, a, dtype), p)
-    return ops.mul(m, ops.cos(theta)), ops.mul(m, ops.sin(theta))
+    re, im = ops.mul(m, ops.cos(theta)), times_sin(ops, m, theta)
+    # numpy's 0^p: 0 for p > 0, 1 for p = 0, NaN otherwise (there is no one complex 0).
+    zero, one = _c(0, dtype), _c(1, dtype)
+    at_zero = ops.and_(ops.equal(a[0], zero), ops.equal(a[1], zero))
+    nan_or_one = ops.where(ops.equal(p, zero), one, _c(np.nan, dtype))
+    re = ops.where(at_zero, ops.where(ops.less(zero, p), zero, nan_or_one), re)
+    im = ops.where(at_zero, ops.where(ops.less(zero, p), zero, ops.sub(nan_or_one, one)), im)
+    return re, im
 
 
 def pow_complex(ops, a, b, dtype):
@@ -427,11 +616,11 @@ def pow_complex(ops, a, b, dtype):
     re, im = exp(ops, mul(ops, b, log(ops, a, dtype)))
     zero, one = _c(0, dtype), _c(1, dtype)
     # exp(b log 0) is NaN: 0^b is 0 where Re b > 0 (and stays NaN elsewhere).
-    at_zero = ops.equal(abs2(ops, a), zero)
+    at_zero = ops.and_(ops.equal(a[0], zero), ops.equal(a[1], zero))
     vanishes = ops.less(zero, b[0])
     re = ops.where(at_zero, ops.where(vanishes, zero, re), re)
     im = ops.where(at_zero, ops.where(vanishes, zero, im), im)
-    unit = ops.equal(abs2(ops, b), zero)
+    unit = ops.and_(ops.equal(b[0], zero), ops.equal(b[1], zero))
     return ops.where(unit, one, re), ops.where(unit, zero, im)
 
 
@@ -524,5 +713,7 @@ def pack(value: np.ndarray) -> np.ndarray:
 
 def unpack(packed: np.ndarray) -> np.ndarray:
     """Real array of shape S + [2] -> z of shape S, z = [..., 0] + i [..., 1]."""
-    dtype = np.result_type(packed.dtype, np.complex64)
-    return (packed[..., 0] + 1j * packed[..., 1]).astype(dtype)
+    # Not re + 1j * im, which makes inf * 0j a NaN real part.
+    out = np.empty(packed.shape[:-1], np.result_type(packed.dtype, np.complex64))
+    out.real, out.imag = packed[..., 0], packed[..., 1]
+    return out

@@ -10,7 +10,7 @@
     Sub        -> likewise, with r - z = (r - zr, -zi)
     Sub(2 Re z, z), Sub(Re z, i Im z), ... -> conj z = (zr, -zi)   # see patterns.py
     Neg(z)     -> (-zr, -zi)               # also Neg on the packed layout
-    Div(z, w)  -> z conj(w) / |w|^2        # w constant: z times 1/w, made in numpy
+    Div(z, w)  -> z conj(c) / |c|^2 / s, c = w / s, s = max(|wr|, |wi|)   # w constant, not 0: z times 1/w, made in numpy
     Div(z, r)  -> (zr / r, zi / r)
     Sum, Mean  -> the op on the packed tensors, or on each part
     Pow(z, n)  -> repeated squaring         # n a constant integer
@@ -147,10 +147,10 @@ def div(ctx, node):
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     value = ctx.constant(b)
-    if value is not None:
-        # Dividing by a constant is multiplying by its reciprocal, made in numpy.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inverse = 1 / value.astype(np.result_type(value, ctx.dtype(y)))
+    if value is not None and np.all(value != 0):
+        # Dividing by a constant is multiplying by its reciprocal, made in numpy. A
+        # zero divisor keeps the division, whose infinities and NaNs are numpy's.
+        inverse = np.asarray(1 / value.astype(np.result_type(value, ctx.dtype(y))))
         if ctx.is_complex(a):
             if not ctx.is_complex(b):
                 _scale(ctx, y, a, inverse.real.astype(dtype), dtype)
@@ -160,14 +160,14 @@ def div(ctx, node):
             ctx.explain("divided by a constant: times its reciprocal")
             return
     if ctx.is_complex(a) and ctx.is_complex(b):
-        ctx.set_pair(y, *cmath.div(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype)))
-        ctx.explain("z conj(w) / |w|^2 on pairs")
+        ctx.set_pair(y, *cmath.div(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), dtype))
+        ctx.explain("z / w on pairs, w scaled by its larger part")
     elif ctx.is_complex(a):
         ctx.set_pair(y, *cmath.div_real(ctx, ctx.pair(a, dtype), ctx.real(b, dtype)))
         ctx.explain("complex over real: both parts divided")
     else:
-        ctx.set_pair(y, *cmath.rdiv_real(ctx, ctx.real(a, dtype), ctx.pair(b, dtype)))
-        ctx.explain("real over complex: r conj(w) / |w|^2")
+        ctx.set_pair(y, *cmath.rdiv_real(ctx, ctx.real(a, dtype), ctx.pair(b, dtype), dtype))
+        ctx.explain("real over complex: (r + 0i) / w, w scaled by its larger part")
 
 
 def _sum_or_mean(ctx, op: str, ins):

@@ -37,9 +37,13 @@ def _to_complex(ctx, node, x, y):
 
 def _between_complex(ctx, node, x, y):
     dtype = real_of(ctx.dtype(y))
+    value = ctx.constant(x)
     if dtype == ctx.real_dtype(x):
         ctx.alias(y, x)
         ctx.explain("cast to the same complex type: no-op")
+    elif value is not None:
+        ctx.set_constant(y, value.astype(ctx.dtype(y)))
+        ctx.explain("complex constant cast in numpy")
     elif ctx.prefers_pair(x):
         ctx.set_pair(y, *ctx.pair(x, dtype))
         ctx.explain(f"both parts cast to {dtype}")

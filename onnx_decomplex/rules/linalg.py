@@ -54,6 +54,9 @@ def _matmul_block(ctx, y, x, w: np.ndarray) -> bool:
     rank = ctx.rank(x)
     if rank is None or rank < 1 or w.ndim > 2 or ctx.prefers_pair(x):
         return False
+    if w.size == 0 or 0 in ctx.shape(x):
+        # Reshape cannot infer a -1 dim beside a zero one: the product of parts can.
+        return False
     dtype = ctx.real_dtype(y)
     keep = [0] * (rank - 1)
     flat = ctx.emit("Reshape", [ctx.packed(x, dtype), np.array([*keep, -1], np.int64)])

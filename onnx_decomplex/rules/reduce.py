@@ -5,7 +5,7 @@
     ReduceL1(z)              -> (ReduceSum(|z|), 0)
     ReduceL2(z)              -> sqrt(ReduceSum(z^2))           # the reference's own formula
     ReduceLogSum(z)          -> log(ReduceSum(z))
-    ReduceLogSumExp(z)       -> log(ReduceSum(exp(z)))
+    ReduceLogSumExp(z)       -> log(ReduceSum(exp(z - m))) + m, m the lexicographic max
     ReduceProd(z)            -> ReduceProd(|z|) e^(i ReduceSum(arg z))
     Softmax(z)               -> e^(z - m) / ReduceSum(e^(z - m)),  m = ReduceMax(Re z)
     LogSoftmax(z)            -> (Re z - m - log|S|, wrap(Im z - arg S)),  S = ReduceSum(e^(z - m))
@@ -26,22 +26,28 @@ moduli would underflow: the angle is wrapped into (-pi, pi] instead.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import cmath
 from .common import node_axes, shift_axes, shift_axes_input
 from .registry import rule
 
 
-def _reduce(ctx, node, op, x, shift: bool = False):
-    """Reduces `x` the way `node` reduces its input, with `op`; on packed x with `shift`."""
+def _reduce(ctx, node, op, x, shift: bool = False, keepdims: int | None = None):
+    """Reduces `x` the way `node` reduces its input, with `op`; on packed x with `shift`;
+    keeping the reduced dims when `keepdims` says so, else as `node` says."""
     kind, axes = node_axes(ctx, node)
-    keepdims = int(node.attrs.get("keepdims", 1))
+    if keepdims is None:
+        keepdims = int(node.attrs.get("keepdims", 1))
     noop = int(node.attrs.get("noop_with_empty_axes", 0))
     if kind == "none" or (kind == "list" and not axes):
         if noop:
             return x
         if shift:
-            # Every logical axis, which leaves the trailing (re, im) axis alone.
-            return ctx.reduce(op, x, list(range(ctx.rank(node.inputs[0]))), keepdims)
+            # Every logical axis, which leaves the trailing (re, im) axis alone. A
+            # rank-0 value has none: an empty list would reduce the packed axis too.
+            rank = ctx.rank(node.inputs[0])
+            return ctx.reduce(op, x, list(range(rank)), keepdims) if rank else x
         return ctx.reduce(op, x, None, keepdims)
     if kind == "list":
         return ctx.reduce(op, x, shift_axes(axes) if shift else axes, keepdims)
@@ -92,15 +98,36 @@ def l1(ctx, node):
     ctx.explain("sum of moduli, with a zero imaginary part")
 
 
-@rule("ReduceLogSum", "ReduceLogSumExp")
+@rule("ReduceLogSum")
 def log_sum(ctx, node):
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     pair = ctx.pair(node.inputs[0])
-    if node.op == "ReduceLogSumExp":
-        pair = cmath.exp(ctx, pair)
     ctx.set_pair(y, *cmath.log(ctx, _reduce_parts(ctx, node, "ReduceSum", pair), dtype))
-    ctx.explain(f"{node.op} on complex values")
+    ctx.explain("log of the complex sum")
+
+
+@rule("ReduceLogSumExp")
+def log_sum_exp(ctx, node):
+    """log(sum(e^(z - m))) + m, with m the lexicographic maximum (largest real part,
+    then largest imaginary part among those), as the reference shifts: no overflow,
+    and the imaginary part is arg(sum) + Im m, not wrapped into (-pi, pi]."""
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    re, im = ctx.pair(node.inputs[0])
+    m_re = _reduce(ctx, node, "ReduceMax", re, keepdims=1)
+    # Im where Re is largest, else the lowest float (arithmetic, not a Where on a
+    # mask that changes from element to element, which is slow).
+    flag = ctx.cast(ctx.equal(re, m_re), dtype)
+    lowest = np.array(np.finfo(dtype).min, dtype)
+    on_max = ctx.add(ctx.mul(flag, im), ctx.mul(ctx.sub(np.array(1, dtype), flag), lowest))
+    m_im = _reduce(ctx, node, "ReduceMax", on_max, keepdims=1)
+    e = cmath.exp(ctx, (ctx.sub(re, m_re), ctx.sub(im, m_im)))
+    log_re, log_im = cmath.log(ctx, _reduce_parts(ctx, node, "ReduceSum", e), dtype)
+    if not int(node.attrs.get("keepdims", 1)):
+        m_re, m_im = (_reduce(ctx, node, "ReduceMax", p) for p in (re, on_max))
+    ctx.set_pair(y, ctx.add(log_re, m_re), ctx.add(log_im, m_im))
+    ctx.explain("log-sum-exp shifted by the lexicographic maximum, as the reference")
 
 
 @rule("ReduceProd")
@@ -139,7 +166,7 @@ def softmax(ctx, node):
     e = cmath.exp(ctx, (ctx.sub(re, shift), im))
     total = tuple(ctx.reduce("ReduceSum", p, axis, keepdims=1) for p in e)
     if node.op == "Softmax":
-        ctx.set_pair(y, *cmath.div(ctx, e, total))
+        ctx.set_pair(y, *cmath.div_bounded(ctx, e, total))
     else:
         log_re, log_im = cmath.log(ctx, total, dtype)
         out_im = cmath.wrap_angle(ctx, ctx.sub(im, log_im), dtype)

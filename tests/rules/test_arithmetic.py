@@ -16,6 +16,7 @@ from onnx import TensorProto, helper
 
 from onnx_decomplex import cmath, decomplex
 from onnx_decomplex.cmath import pack, unpack
+from onnx_decomplex.dtypes import onnx_of
 from onnx_decomplex.errors import DecomplexError
 
 
@@ -288,4 +289,25 @@ def test_mul_strategy(cdtype, strategy):
     out, _ = decomplex(m, mul_strategy=strategy)
     muls = op_types(out).count("Mul")
     assert muls == (3 if strategy == "gauss" else 4)
+    assert_rewrites(m)
+
+
+@pytest.mark.parametrize("c", [2 + 0j, 1j, -0.5j, 0j, 1 + 0j], ids=str)
+def test_div_by_a_complex_scalar_constant(cdtype, c):
+    m = single("Div", cdtype, inputs=["a", "c"], inits=[init("c", np.array(c, cdtype))])
+    z = np.array([[1 + 2j, -3 + 0j, 0j], [0.5 - 1j, 1e-3j, -2 - 2j]], cdtype)
+    assert_rewrites(m, feeds={"a": z})
+
+
+def test_div_by_a_real_constant_cast_to_complex(cdtype):
+    two = helper.make_tensor("v", TensorProto.FLOAT, [], [2.0])
+    m = make_model(
+        [
+            helper.make_node("Constant", [], ["c"], value=two),
+            helper.make_node("Cast", ["c"], ["cc"], to=onnx_of(cdtype)),
+            helper.make_node("Div", ["a", "cc"], ["y"]),
+        ],
+        [vi("a", cdtype, [2, 3])],
+        [vi("y", cdtype, None)],
+    )
     assert_rewrites(m)

@@ -138,3 +138,15 @@ def test_products_with_a_cast_value_skip_the_zero_part(cdtype, op):
     assert "ConstantOfShape" not in op_types(out)
     if op == "Mul":
         assert op_types(out).count("Mul") == 1  # w packed, scaled by r[..., None]
+
+
+@pytest.mark.parametrize("as_output", [True, False], ids=["output", "inner"])
+def test_complex_constant_cast_to_the_other_complex_type(cdtype, as_output):
+    other = np.complex128 if cdtype == np.complex64 else np.complex64
+    c = init("c", np.array([1 + 2j, -3e-3j], other))
+    nodes = [helper.make_node("Cast", ["c"], ["d"], to=onnx_of(cdtype))]
+    nodes.append(helper.make_node("Add" if not as_output else "Identity",
+                                  ["a", "d"] if not as_output else ["a"], ["y"]))  # fmt: skip
+    outputs = [vi("y", cdtype, None)] + ([vi("d", cdtype, None)] if as_output else [])
+    m = make_model(nodes, [vi("a", cdtype, [2])], outputs, [c])
+    assert_rewrites(m)

@@ -144,3 +144,14 @@ def _check_real_weight(m, op, cdtype, names, attrs, x_shape):
     (expected,) = run_reference(casted, {"a": z})
     (got,) = run_ort(decomplex(m)[0], {"a": pack(z)})
     np.testing.assert_allclose(unpack(got), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shapes", [([2, 0], [0, 3]), ([0, 2], [2, 3]), ([2, 3], [3, 0])], ids=str)
+@pytest.mark.parametrize("constant", [False, True], ids=["runtime", "constant"])
+def test_matmul_with_a_zero_size_dim(cdtype, shapes, constant):
+    (sa, sb), inits, extra = shapes, [], []
+    if constant:
+        inits = [init("b", np.zeros(sb, cdtype))]
+    else:
+        extra = [vi("b", cdtype, sb)]
+    assert_rewrites(single("MatMul", cdtype, shape=sa, inputs=["a", "b"], extra=extra, inits=inits))

@@ -79,3 +79,18 @@ def test_old_softmax_over_an_inner_axis_is_refused():
 
     with pytest.raises(DecomplexError, match="before opset 13 .* last axis only"):
         decomplex(single("Softmax", np.complex64, 11, shape=(2, 3, 4), attrs={"axis": 1}))
+
+
+def test_log_sum_exp_takes_the_reference_branch(cdtype):
+    # The reference adds back the lexicographic maximum: Im y is arg(sum) + 5, past pi.
+    z = np.array([[1 + 5j, 0.5 + 4j, 1 - 6j], [-2 + 3j, -2 + 3.5j, -7j]], cdtype)
+    m = single("ReduceLogSumExp", cdtype, 18, shape=(2, 3), attrs={"keepdims": 0},
+               inputs=["a", "axes"], inits=[init("axes", np.array([1], np.int64))])  # fmt: skip
+    assert_rewrites(m, feeds={"a": z})
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean"])
+def test_sum_and_mean_of_a_rank_0_value_are_the_value(op, cdtype):
+    m = single(op, cdtype, 18, shape=(), attrs={"keepdims": 0})
+    out = assert_rewrites(m, feeds={"a": np.array(1.5 - 2j, cdtype)})
+    assert op_types(out) == ["Identity"]
