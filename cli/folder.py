@@ -96,17 +96,6 @@ def _check_paths(src: Path, dst: Path, report, junit, baseline_path, update_base
     paths.check()
 
 
-def _read_baseline(path: Path) -> list[zoo.ModelRecord]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise DecomplexError(f"cannot read the baseline: {e}", file=str(path)) from None
-    try:
-        return zoo.records_from_json(data)
-    except (KeyError, TypeError) as e:
-        raise DecomplexError(f"not a report of this tool: {e}", file=str(path)) from None
-
-
 def _run(console, src, dst, options, jobs) -> tuple[list[zoo.ModelRecord], float]:
     models = zoo.find_models(src, exclude=dst)
     count = len(models)
@@ -146,7 +135,7 @@ def run_folder_mode(
     _check_paths(src, dst, report, junit, baseline_path, update_baseline)
     old = None
     if baseline_path is not None and baseline_path.exists():
-        old = _read_baseline(baseline_path)
+        old = baseline.read_baseline(baseline_path)
     elif baseline_path is not None and not update_baseline:
         raise DecomplexError(
             "no such baseline (--update-baseline creates it)", file=str(baseline_path)

@@ -11,12 +11,12 @@ from rich.console import Console
 
 from onnx_decomplex import __version__
 from onnx_decomplex.baseline import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
-from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.errors import DecomplexError, ValidationTimeout
 from onnx_decomplex.pipeline import MUL_STRATEGIES, TARGETS, ConvertOptions, check_tensorrt
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.trt.engine import EngineOptions
 from onnx_decomplex.trt.profiles import parse_pool_limits
-from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL
+from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL, DEFAULT_TIMEOUT
 from onnx_decomplex.zoo import find_models
 
 from .folder import run_folder_mode
@@ -25,6 +25,7 @@ from .output import print_engine, print_lint, print_summary, print_validation, w
 
 EXIT_ERROR = 1
 EXIT_VALIDATION = 3
+EXIT_TIMEOUT = 4
 
 
 def _terminated(signum, frame) -> None:
@@ -32,9 +33,9 @@ def _terminated(signum, frame) -> None:
 
 
 def _exit_with(error: DecomplexError) -> None:
-    """The one-line error, and exit status 1."""
+    """The one-line error, and exit status 1 (4 past the validation time limit)."""
     click.echo(f"error: {error}", err=True)
-    sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_TIMEOUT if isinstance(error, ValidationTimeout) else EXIT_ERROR)
 
 
 @click.command(cls=GroupedCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -98,6 +99,22 @@ def _exit_with(error: DecomplexError) -> None:
     show_default=True,
     group="Validation",
     help="Relative tolerance, against |expected|.",
+)
+@option(
+    "--validate-timeout",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    group="Validation",
+    help="Seconds validation may take, per model; past them the run stops, writes nothing "
+    "and exits 4. 0: no limit.",
+)
+@option(
+    "--edge-values",
+    is_flag=True,
+    group="Validation",
+    help="Random complex inputs also hold 0, values on each axis beyond 1, and magnitudes "
+    "of 1e20 and 1e-30 (1e200 and 1e-200 for complex128).",
 )
 @option(
     "--mul-strategy",
@@ -248,6 +265,8 @@ def main(
     seed,
     atol,
     rtol,
+    validate_timeout,
+    edge_values,
     mul_strategy,
     target_opset,
     save_normalized,
@@ -282,7 +301,7 @@ def main(
     and against the framework's outputs in NAME.expected.npz when there are some.
 
     Exit status: 0 done; 1 error (folder: a model failed, or a regression against
-    --baseline); 2 bad usage; 3 validation failed. A single model's run that does not exit 0
+    --baseline); 2 bad usage; 3 validation failed; 4 validation ran past --validate-timeout. A single model's run that does not exit 0
     writes nothing: OUT and every other file stay as they were.
     """
     # A terminated run unwinds like an interrupted one: its temporary files go.
@@ -323,6 +342,8 @@ def main(
         seed=seed,
         atol=atol,
         rtol=rtol,
+        validate_timeout=validate_timeout or None,
+        edge_values=edge_values,
         external_data=external_data,
         mul_strategy=mul_strategy,
         target_opset=target_opset,

@@ -157,3 +157,5 @@ def print_validation(console: Console, v: ValidationResult | None) -> None:
             f"  {status} {o.name}: max abs error {o.max_abs:.3g}, max rel error {o.max_rel:.3g}{note}",
             highlight=False,
         )
+    for line in v.notes:
+        console.print(f"  note: {line}", highlight=False)

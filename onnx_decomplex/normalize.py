@@ -686,7 +686,9 @@ class _Walk:
             result = self.emit("Transpose", [self._conj(x, out.name)], {"perm": perm},
                                name=f"{out.name}_transposed", dtype=self.kind[x.name], shape=shape)  # fmt: skip
         elif op == "ComplexAbs":
-            result = self._modulus(x, out.name)
+            # The Abs rule computes |z| as hypot does: no overflow where re^2 + im^2 would.
+            result = self.emit("Abs", [self.native_of(x)], name=f"{out.name}_abs",
+                               dtype=real_of(self.kind[x.name]), shape=shape)  # fmt: skip
         elif op == "Angle":
             # arg z = Im log z, which is atan2(Im z, Re z), signed zeros included.
             log = self.emit("Log", [self.native_of(x)], name=f"{out.name}_log",
@@ -753,26 +755,6 @@ class _Walk:
         zero = self.scalar(0, dtype, f"{name}_zero")
         return self.emit("Where", [where, zero, packed], name=f"{name}_signed", dtype=dtype,
                          shape=None)  # fmt: skip
-
-    def _modulus(self, z: gs.Tensor, name: str) -> gs.Tensor:
-        """|z| as TensorFlow's ComplexAbs computes it, without overflow where re^2 + im^2
-        would: m sqrt(1 + (n / m)^2), m and n the larger and smaller of |re| and |im|."""
-        dtype, shape = real_of(self.kind[z.name]), self.shape.get(z.name)
-
-        def op(kind, *inputs, **attrs):
-            return self.emit(kind, inputs, attrs, name=f"{name}_{kind.lower()}", dtype=dtype,
-                             shape=shape)  # fmt: skip
-
-        a, b = (op("Abs", p) for p in self.parts_of(z))
-        m, n = op("Max", a, b), op("Min", a, b)
-        zero, one = self.scalar(0, dtype, f"{name}_zero"), self.scalar(1, dtype, f"{name}_one")
-        is_zero = self.emit("Equal", [m, zero], name=f"{name}_is_zero", dtype=np.dtype(bool),
-                            shape=shape)  # fmt: skip
-        ratio = op("Where", is_zero, zero, op("Div", n, m))
-        scaled = op("Mul", m, op("Sqrt", op("Add", one, op("Mul", ratio, ratio))))
-        # An infinite part makes |z| infinite, even beside a NaN (hypot's rule).
-        is_inf = self.emit("IsInf", [m], name=f"{name}_is_inf", dtype=np.dtype(bool), shape=shape)
-        return op("Where", is_inf, m, scaled)
 
     def _conj(self, z: gs.Tensor, name: str) -> gs.Tensor:
         re, im = self.parts_of(z)

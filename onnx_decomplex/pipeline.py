@@ -11,6 +11,7 @@ import onnx
 import onnx.inliner
 import onnx.version_converter
 import onnx_graphsurgeon as gs
+from onnx import numpy_helper
 from onnx.external_data_helper import (
     ExternalDataInfo,
     load_external_data_for_model,
@@ -18,8 +19,10 @@ from onnx.external_data_helper import (
     uses_external_data,
 )
 
+from . import cmath
 from .analyze import analyze
 from .check import check, find_complex
+from .dtypes import is_complex_np
 from .errors import DecomplexError, UnsupportedError
 from .files import Paths, Transaction
 from .load import external_tensors, read_model
@@ -43,6 +46,7 @@ from .trt.profiles import build_profile
 from .validate import (
     DEFAULT_ATOL,
     DEFAULT_RTOL,
+    DEFAULT_TIMEOUT,
     ValidationResult,
     load_expected,
     load_saved,
@@ -188,6 +192,7 @@ def decomplex(
     """
     start = time.perf_counter()
     ops_before, bytes_before = op_histogram(model), initializer_bytes(model)
+    model, defaults = _defaults_aside(model)
     normalized = normalize(model)
     model = normalized.model
     if target_opset is not None:
@@ -224,6 +229,7 @@ def decomplex(
         if report.normalized is not None:  # the reading left no complex value: tidy it
             model = _exported(tidy(graph), model)
         out = _for_target(model, target, opset, keep_double, external_dir, report)
+        out = _defaults_back(out, defaults)
         report.ops_after = op_histogram(out)
         report.initializer_bytes_after = initializer_bytes(out)
         report.seconds = time.perf_counter() - start
@@ -241,6 +247,7 @@ def decomplex(
     ctx = rewrite(graph, analysis, opset, mul_strategy)
     out = _exported(tidy(graph), model)
     out = _for_target(out, target, opset, keep_double, external_dir, report)
+    out = _defaults_back(out, defaults)
 
     report.emitted = ctx.emitted
     report.explanations = ctx.explanations
@@ -248,6 +255,39 @@ def decomplex(
     report.initializer_bytes_after = initializer_bytes(out)
     report.seconds = time.perf_counter() - start
     return out, report
+
+
+def _defaults_aside(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:
+    """An initializer that is also a graph input is a default the caller may override:
+    a runtime input, which no rule may fold as a constant. Returns `model` without
+    them (a copy, when there are some), and them, for `_defaults_back`."""
+    names = {v.name for v in model.graph.input}
+    defaults = [t for t in model.graph.initializer if t.name in names]
+    if not defaults:
+        return model, []
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    kept = [t for t in copy.graph.initializer if t.name not in names]
+    del copy.graph.initializer[:]
+    copy.graph.initializer.extend(kept)
+    return copy, defaults
+
+
+def _defaults_back(model: onnx.ModelProto, defaults: list[onnx.TensorProto]) -> onnx.ModelProto:
+    """Puts the defaults of graph inputs back, in the form and type their inputs now
+    have (a complex default packed)."""
+    if not defaults:
+        return model
+    if any(uses_external_data(t) for t in defaults):
+        raise DecomplexError("a graph input's default value lives in external data: not supported")
+    elem = {v.name: v.type.tensor_type.elem_type for v in model.graph.input}
+    for t in defaults:
+        value = numpy_helper.to_array(t)
+        if is_complex_np(value.dtype):
+            value = cmath.pack(value)
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(elem.get(t.name) or t.data_type)
+        model.graph.initializer.append(numpy_helper.from_array(value.astype(dtype), t.name))
+    return model
 
 
 def _exported(graph: gs.Graph, model: onnx.ModelProto) -> onnx.ModelProto:
@@ -311,6 +351,8 @@ class ConvertOptions:
     target_opset: int | None = None
     target: str = "onnxruntime"
     keep_double: bool = False
+    validate_timeout: float | None = DEFAULT_TIMEOUT
+    edge_values: bool = False
 
     def convert(
         self,
@@ -338,6 +380,8 @@ class ConvertOptions:
             mul_strategy=self.mul_strategy,
             target_opset=self.target_opset,
             target=self.target,
+            validate_timeout=self.validate_timeout,
+            edge_values=self.edge_values,
             keep_double=self.keep_double,
             engine=engine,
             progress=progress,
@@ -431,6 +475,8 @@ def convert_file(
     keep_double: bool = False,
     engine: EngineOptions | None = None,
     progress: Progress | None = None,
+    validate_timeout: float | None = DEFAULT_TIMEOUT,
+    edge_values: bool = False,
 ) -> FileResult:
     """The main job: load, rewrite, check, validate, build an engine, save atomically.
 
@@ -441,6 +487,10 @@ def convert_file(
     empty). A model with external data is streamed: its real weights the rewrite does
     not read are copied from file to file, never loaded, unless validation needs them
     (the reference evaluator runs in memory; saved outputs spare it).
+
+    Validation stops past `validate_timeout` seconds (None: no limit) with a
+    `ValidationTimeout`. With `edge_values`, random complex inputs also hold the
+    values where complex math breaks (`validate.EDGE_VALUES`).
 
     `expected_file` holds the outputs of the framework that exported the model, by
     output name, computed on the inputs of `inputs_file`: the rewrite is compared
@@ -512,7 +562,8 @@ def convert_file(
             checked = not (passed_through and engine is None and expected_file is None)
             if check_numerics and checked:
                 _validate(result, src, original, staged, had_external, passed_through,
-                          inputs_file, expected_file, input_shapes, seed, atol, rtol, engine)  # fmt: skip
+                          inputs_file, expected_file, input_shapes, seed, atol, rtol, engine,
+                          validate_timeout, edge_values)  # fmt: skip
             if result.ok and engine is not None:
                 _engine(
                     result, model, staged, engine, profile, toolkit, transaction, check_numerics
@@ -540,6 +591,8 @@ def _validate(
     atol: float,
     rtol: float,
     engine: EngineOptions | None,
+    timeout: float | None,
+    edges: bool,
 ) -> None:
     """Compares the staged rewrite with the reference and with the framework's outputs."""
     try:
@@ -551,17 +604,18 @@ def _validate(
             # float32 numbers cannot meet float64 tolerances.
             atol, rtol = max(atol, DEFAULT_ATOL), max(rtol, DEFAULT_RTOL)
         if feeds is None:
-            feeds = random_inputs(original, resolve_shapes(original, input_shapes), seed)
+            shapes = resolve_shapes(original, input_shapes)
+            feeds = random_inputs(original, shapes, seed, edges=edges)
         result.feeds = feeds
         if not passed_through or engine is not None:
             result.validation = validate(
-                original, staged, feeds, atol=atol, rtol=rtol, expected=expected
+                original, staged, feeds, atol=atol, rtol=rtol, expected=expected, timeout=timeout
             )
         if expected_file is not None:
             result.framework = validate(
                 original, staged, feeds, atol=atol, rtol=rtol,
                 expected=load_expected(expected_file, original),
-                reference=f"expected outputs {Path(expected_file).name}",
+                reference=f"expected outputs {Path(expected_file).name}", timeout=timeout,
             )  # fmt: skip
     except MemoryError:
         raise DecomplexError(
@@ -569,8 +623,8 @@ def _validate(
             "--input-shapes (--no-validate writes it unchecked)"
         ) from None
     except DecomplexError as e:
-        # Validation could not run at all: nothing is written.
-        raise DecomplexError(f"{e} (--no-validate writes it unchecked)") from None
+        # Validation could not run at all (or ran out of time): nothing is written.
+        raise type(e)(f"{e} (--no-validate writes it unchecked)") from None
     result.tolerances = atol, rtol
 
 

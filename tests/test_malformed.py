@@ -390,9 +390,6 @@ def test_inputs_too_large_to_make_are_one_line(tmp_path):
     assert_one_line_error(invoke(src, out), src, out, "tensor 'x'", "cannot make a random input")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="cli/folder.py reads --baseline itself; it must call read_baseline"
-)
 def test_a_baseline_that_is_a_list_is_one_line(tmp_path):
     folder = tmp_path / "models"
     folder.mkdir()

@@ -1,8 +1,10 @@
 """The rewrite loop: data movement on constants is done at rewrite time."""
 
 import numpy as np
-from helpers import assert_rewrites, crandn, init, make_model, op_types, vi
-from onnx import helper
+from helpers import assert_rewrites, crandn, init, make_model, op_types, run_ort, vi
+from onnx import helper, numpy_helper
+
+from onnx_decomplex.cmath import pack, unpack
 
 RNG = np.random.default_rng(0)
 
@@ -35,3 +37,16 @@ def test_a_constant_too_large_to_fold_is_moved_at_run_time(cdtype, monkeypatch):
     )  # fmt: skip
     out = assert_rewrites(m)
     assert "Transpose" in op_types(out)
+
+
+def test_an_initializer_that_is_also_an_input_stays_an_input_with_its_default():
+    """A default the caller may override: no rule folds it as a constant."""
+    w = np.array([5, 5j], np.complex64)
+    model = make_model([helper.make_node("Mul", ["x", "w"], ["y"])],
+                       [vi("x", np.complex64, [2]), vi("w", np.complex64, [2])],
+                       [vi("y", np.complex64, [2])], [numpy_helper.from_array(w, "w")])  # fmt: skip
+    x, other = np.array([1j, 2], np.complex64), np.array([1, 1j], np.complex64)
+    out = assert_rewrites(model, feeds={"x": x, "w": other})
+    assert [v.name for v in out.graph.input] == ["x", "w"]
+    (y,) = run_ort(out, {"x": pack(x)})  # w left out: its default
+    np.testing.assert_allclose(unpack(y), x * w, rtol=1e-6)

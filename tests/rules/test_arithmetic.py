@@ -311,3 +311,14 @@ def test_div_by_a_real_constant_cast_to_complex(cdtype):
         [vi("y", cdtype, None)],
     )
     assert_rewrites(m)
+
+
+def test_a_real_vector_cast_to_complex_times_a_complex_scalar():
+    """onnx's data propagation reads the packed scalar [2] and the vector [3] as shapes,
+    and refuses their valid broadcast: shape inference runs without it then."""
+    nodes = [helper.make_node("Cast", ["x"], ["c"], to=TensorProto.COMPLEX128),
+             helper.make_node("Mul", ["c", "z"], ["y"])]  # fmt: skip
+    model = make_model(nodes, [vi("x", np.float64, [3]), vi("z", np.complex128, [])],
+                       [vi("y", np.complex128, [3])])  # fmt: skip
+    feeds = {"x": np.array([1.0, 2.0, 3.0]), "z": np.array(1 + 2j)}
+    assert_rewrites(model, feeds=feeds)
