@@ -572,7 +572,8 @@ class Context:
 
     def div(self, a, b):
         if _is_np(a) and _is_np(b):
-            return np.asarray(a / b)
+            with np.errstate(divide="ignore", invalid="ignore"):  # inf and NaN, as at run time
+                return np.asarray(a / b)
         if _is_scalar(b, 1):
             return a
         return self.emit("Div", [a, b])
