@@ -140,22 +140,6 @@ def _pow(b: float, n: int) -> float:
     return math.inf if b > 1e100 else max(1.0, b) ** n
 
 
-def _safe_divisor(v: Value) -> bool:
-    """A divisor clear of two bugs, for the default run."""
-    # KNOWN: Div by a complex scalar constant with a zero real or imaginary part.
-    if v.const and v.size == 1:
-        return v.value is not None and bool(np.all(v.value.real) and np.all(v.value.imag))
-    # FOUND: Div by an exact complex zero gives NaN + NaN i; numpy gives inf or NaN by part.
-    return not v.zeros
-
-
-def _safe_product(a: Value, b: Value) -> bool:
-    """Operands of Mul clear of a bug, for the default run."""
-    # FOUND: Mul of a real value cast to complex (rank 1) by a rank-0 complex runtime
-    # value fails shape inference: z's packed [2] meets the real operand's [3].
-    return not any(x.rank == 0 and not x.const and y.from_real for x, y in ((a, b), (b, a)))
-
-
 def _i64(values) -> np.ndarray:
     return np.asarray(values, np.int64)
 
@@ -363,16 +347,9 @@ class Builder:
     def s_binary(self):
         op = self.one(["Add", "Sub", "Mul", "Div", "Equal"])
         a = self.complex_value()
-        if op == "Div" and not self.known_bugs:
-            b = self.operand(a.shape, a.dtype, _safe_divisor)
-            if not _safe_divisor(b):
-                b = self.new_value(b.shape, b.dtype, "input", zeros=False)
-        else:
-            b = self.operand(a.shape, a.dtype)
+        b = self.operand(a.shape, a.dtype)
         pair = [a, b] if op == "Div" or self.flag() else [b, a]  # b divides
         shape = _broadcast(a.shape, b.shape)
-        if op == "Mul" and not self.known_bugs and not _safe_product(a, b):
-            op = "Add"
         if op == "Equal":
             self.add(op, pair, shape, np.bool_, 1)
             return
@@ -389,11 +366,6 @@ class Builder:
             return
         x = self.complex_value()
         if kind == "to_other":
-            if x.const and not self.known_bugs:
-                # KNOWN: Cast of a complex constant to the other complex type.
-                x = self.complex_value(lambda v: not v.const)
-                if x.const:
-                    return
             to = _other(x.dtype)
             if to == np.complex64:
                 self.float32_math = True
@@ -924,9 +896,8 @@ class Builder:
         out = self.name("if")
         t_out, e_out = self.name("then"), self.name("else")
         vi = helper.make_tensor_value_info
-        product = "Mul" if self.known_bugs or _safe_product(a, b) else "Add"
         then = self.body("then", [], [vi(t_out, onnx_of(a.dtype), list(shape))],
-                         [helper.make_node(product, [a.name, b.name], [t_out])])  # fmt: skip
+                         [helper.make_node("Mul", [a.name, b.name], [t_out])])  # fmt: skip
         other = self.one(["Add", "Sub"])
         orelse = self.body("else", [], [vi(e_out, onnx_of(a.dtype), list(shape))],
                            [helper.make_node(other, [b.name, a.name], [e_out])])  # fmt: skip
@@ -1008,8 +979,8 @@ class Builder:
         # The checker wants a shape on every graph output.
         outs = [vi(v.name, onnx_of(v.dtype), list(v.shape)) for v in outputs]
         inputs = list(self.inputs)
-        if self.known_bugs and self.inits and self.int_(0, 5) == 5:
-            # KNOWN: initializers that are also graph inputs.
+        if self.inits and self.int_(0, 5) == 5:
+            # An initializer that is also a graph input: a default the feeds override.
             t = self.inits[-1]
             if t.data_type in (TensorProto.COMPLEX64, TensorProto.COMPLEX128):
                 inputs.append(vi(t.name, t.data_type, list(t.dims)))
