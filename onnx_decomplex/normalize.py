@@ -425,9 +425,10 @@ class _Walk:
         if node.op == "If":
             self._branches(node)
             return
-        if node.op in ("Loop", "Scan") and _holds_tensorflow(node):
+        why = self._body_to_read(node, kinds)
+        if why is not None:
             if not self.mixed:
-                self.conflict(node, "its body holds TensorFlow's ops, left as they are")
+                self.conflict(node, why)
             elif node.op == "Loop":
                 self._loop(node, kinds)
                 return
@@ -488,14 +489,6 @@ class _Walk:
 
     def _native(self, node: gs.Node, kinds) -> None:
         """Any op on native complex values, a real operand promoted by the op."""
-        if node.op in ("Loop", "Scan") and self._mixed_body(node, kinds):
-            if not self.mixed:
-                self.conflict(node, "its body declares packed the complex values it is given")
-            elif node.op == "Loop":
-                self._loop(node, kinds)
-                return
-            else:
-                self.unread.append(node)
         if self.mixed:
             for t in node.inputs:
                 self._wants_complex(node, t, kinds)
@@ -567,6 +560,17 @@ class _Walk:
         self.evidence += inner.evidence
         self.weak += inner.weak
         self.splits |= inner.splits
+
+    def _body_to_read(self, node: gs.Node, kinds) -> str | None:
+        """Why the body of a Loop or Scan must be read too, not taken as written: it
+        holds TensorFlow's ops, or declares packed the complex values it is given."""
+        if node.op not in ("Loop", "Scan"):
+            return None
+        if _holds_tensorflow(node):
+            return "its body holds TensorFlow's ops, left as they are"
+        if self._mixed_body(node, kinds):
+            return "its body declares packed the complex values it is given"
+        return None
 
     def _mixed_body(self, node: gs.Node, kinds) -> bool:
         """True when the body declares real an input the node gives it complex: the

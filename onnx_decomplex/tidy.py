@@ -5,6 +5,8 @@ from __future__ import annotations
 import onnx
 import onnx_graphsurgeon as gs
 
+from .load import graphs_in
+
 
 def fresh_name(base: str, taken: set[str]) -> str:
     """`base`, or `base_1`, `base_2`, ... : the first name not in `taken`, which takes it."""
@@ -84,8 +86,5 @@ def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
 
 def _drop_value_info(graph: onnx.GraphProto) -> None:
     """Drops the labels of a graph and of every subgraph in it."""
-    del graph.value_info[:]
-    for node in graph.node:
-        for attr in node.attribute:
-            for g in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
-                _drop_value_info(g)
+    for g in graphs_in(graph):
+        del g.value_info[:]
