@@ -88,6 +88,15 @@ def mul(ops, a, b, gauss: bool = False):
     return bilinear(ops, a, b, ops.mul, gauss)
 
 
+def square(ops, a):
+    """(ar + i ai)^2 = (ar - ai)(ar + ai) + i 2 ar ai: three products as `mul` takes
+    four, with no cancellation in the real part, which is exactly 0 where |ar| = |ai|
+    (ar^2 - ai^2 is inf - inf there once the squares overflow)"""
+    ar, ai = a
+    re = ops.mul(ops.sub(ar, ai), ops.add(ar, ai))
+    return re, ops.mul(ops.add(ar, ar), ai)
+
+
 def mul_real(ops, a, r):
     """(ar + i ai) r = ar r + i ai r"""
     ar, ai = a
@@ -295,12 +304,15 @@ def angle(ops, a, dtype):
     t = atan(min(|ar|, |ai|) / max(|ar|, |ai|)); pi/2 - t where |ai| > |ar|; pi minus
     that where ar is negative (or -0); negated where ai is. Signed zeros count as numpy
     counts them: arg(+0 +- 0i) = +-0, arg(-0 +- 0i) = +-pi, arg(-x - 0i) = -pi.
-    The corrections are arithmetic on finite values, with no Where.
+    The corrections are arithmetic on finite values; one Where makes arg(inf + inf i)
+    pi/4, as numpy's.
     """
     ar, ai = a
     x, y = ops.abs(ar), ops.abs(ai)
     big = ops.max(ops.max(x, y), _c(np.finfo(dtype).smallest_subnormal, dtype))
-    t = ops.atan_unit(ops.div(ops.min(x, y), big))
+    small = ops.min(x, y)
+    # Both parts infinite: the ratio is 1, as atan2(inf, inf) = pi/4.
+    t = ops.atan_unit(ops.where(ops.isinf(small), _c(1, dtype), ops.div(small, big)))
     t = _pick(ops, _flag(ops, ops.less(x, y), dtype), ops.sub(_c(np.pi / 2, dtype), t), t)
     t = _pick(ops, _flag(ops, signbit(ops, ar, dtype), dtype), ops.sub(_c(np.pi, dtype), t), t)
     sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)

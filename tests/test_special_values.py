@@ -98,7 +98,10 @@ def test_div_of_two_runtime_values(cdtype, shift):
     check(m, {"a": values, "b": np.roll(values, shift)}, cdtype)
 
 
-@pytest.mark.parametrize("c", [1.5 - 2j, 3 + 0j, -2j, 1e-3 + 4j], ids=str)
+# 1e-25 - 3e-25j: quotients of 1e20 overflow complex64, to signed infinities, not NaN.
+@pytest.mark.parametrize(
+    "c", [1.5 - 2j, 3 + 0j, -2j, 1e-3 + 4j, 1e-25 - 3e-25j, 0.25 + 0.5j], ids=str
+)
 @pytest.mark.parametrize("side", ["numerator", "denominator"])
 def test_div_with_a_complex_constant(cdtype, c, side):
     values = special_values(cdtype)
@@ -209,6 +212,8 @@ def test_reduction_of_special_values(op, cdtype, axes):
 
 def test_sqrt_and_log_of_infinite_parts(cdtype):
     inf = np.inf
-    values = np.array([_c(inf, 0), _c(-inf, 1), _c(1, inf), _c(-1, -inf), _c(inf, -2)], cdtype)
+    values = [_c(inf, 0), _c(-inf, 1), _c(1, inf), _c(-1, -inf), _c(inf, -2)]
+    values += [_c(inf, inf), _c(-inf, inf), _c(inf, -inf), _c(-inf, -inf)]
+    values = np.array(values, cdtype)
     for op in ("Sqrt", "Log"):
         check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)

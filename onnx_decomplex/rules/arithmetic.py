@@ -1,6 +1,7 @@
 """Elementwise arithmetic on complex values.
 
     Mul(z, w)  -> (zr wr - zi wi, zr wi + zi wr)
+    Mul(z, z)  -> ((zr - zi)(zr + zi), 2 zr zi)   # no inf - inf past overflow
     Mul(z, r)  -> (zr r, zi r)             # r real: scales both parts
     Mul(z, w)  -> z (wr, wr) + swap(z) (-wi, wi)   # z packed, w a constant
     Mul(z, w)  -> Concat(zr wr - zi wi, zr wi + zi wr)   # z packed, w a table; [..., 1] halves
@@ -68,6 +69,10 @@ def _times_constant(ctx, y, z, c: np.ndarray, dtype) -> bool:
 
 def _product(ctx, y, a, b, dtype):
     """y = a * b for two complex values."""
+    if a is b and not ctx.has_known_zero(a) and ctx.constant(a) is None:
+        ctx.set_pair(y, *cmath.square(ctx, ctx.pair(a, dtype)))
+        ctx.explain("complex square: (zr - zi)(zr + zi) + i 2 zr zi")
+        return
     for r, z in ((a, b), (b, a)):
         parts = ctx.known_zero_parts(r, dtype) if ctx.has_known_zero(r) else None
         runtime = not ctx.has_known_zero(z) and ctx.constant(z) is None
@@ -141,24 +146,45 @@ def mul(ctx, node):
     _scale(ctx, y, z, ctx.real(r, dtype), dtype)
 
 
+def _times_reciprocal(ctx, y, z, value: np.ndarray, dtype) -> bool:
+    """y = z / value for a constant with no zero, as z times 1 / value, made in numpy.
+
+    Where both parts of 1 / value are non-zero and one exceeds 1, two products of a
+    large z could overflow with opposite signs (inf - inf) where the quotient is
+    finite or a signed inf. The reciprocal is then scaled to parts no larger than 1,
+    and the product scaled back: z (w / s) s, with s = max(|wr|, |wi|, 1).
+    False when the reciprocal overflows `dtype`; the division is kept.
+    """
+    inverse = np.asarray(1 / value.astype(np.result_type(value, np.complex128)))
+    if not np.all(np.isfinite(inverse.astype(ctx.dtype(y)))):
+        return False
+    if not np.iscomplexobj(value):
+        _scale(ctx, y, z, inverse.real.astype(dtype), dtype)
+        return True
+    inverse = inverse.astype(ctx.dtype(y))
+    s = np.asarray(np.maximum(np.maximum(np.abs(inverse.real), np.abs(inverse.imag)), 1))
+    both = (inverse.real != 0) & (inverse.imag != 0)
+    if not np.any(both & (s > 1)):
+        if not _times_constant(ctx, y, z, inverse, dtype):
+            ctx.set_pair(y, *cmath.mul(ctx, ctx.pair(z, dtype), cmath.split(inverse)))
+        return True
+    product = cmath.mul(ctx, ctx.pair(z, dtype), cmath.split(np.asarray(inverse / s)))
+    ctx.set_pair(y, *cmath.mul_real(ctx, product, s.astype(dtype)))
+    return True
+
+
 @rule("Div")
 def div(ctx, node):
     a, b = node.inputs
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     value = ctx.constant(b)
-    if value is not None and np.all(value != 0):
-        # Dividing by a constant is multiplying by its reciprocal, made in numpy. A
-        # zero divisor keeps the division, whose infinities and NaNs are numpy's.
-        inverse = np.asarray(1 / value.astype(np.result_type(value, ctx.dtype(y))))
-        if ctx.is_complex(a):
-            if not ctx.is_complex(b):
-                _scale(ctx, y, a, inverse.real.astype(dtype), dtype)
-            elif not _times_constant(ctx, y, a, inverse, dtype):
-                parts = cmath.split(inverse.astype(ctx.dtype(y)))
-                ctx.set_pair(y, *cmath.mul(ctx, ctx.pair(a, dtype), parts))
-            ctx.explain("divided by a constant: times its reciprocal")
-            return
+    # Dividing by a constant is multiplying by its reciprocal, made in numpy. A zero
+    # divisor keeps the division, whose infinities and NaNs are numpy's.
+    constant = value is not None and np.all(value != 0) and ctx.is_complex(a)
+    if constant and _times_reciprocal(ctx, y, a, value, dtype):
+        ctx.explain("divided by a constant: times its reciprocal")
+        return
     if ctx.is_complex(a) and ctx.is_complex(b):
         ctx.set_pair(y, *cmath.div(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), dtype))
         ctx.explain("z / w on pairs, w scaled by its larger part")

@@ -1,7 +1,7 @@
 """Reductions of complex values.
 
-    ReduceSum/ReduceMean(z)  -> the op on the packed tensor, axes moved
-    ReduceSumSquare(z)       -> ReduceSum(z^2)                 # z^2 complex, as numpy squares
+    ReduceSum/ReduceMean(z)  -> the op on the packed tensor, axes moved   # a mean of nothing: ReduceSum / 0
+    ReduceSumSquare(z)       -> ReduceSum(z^2)                 # z^2 complex, (zr - zi)(zr + zi) + i 2 zr zi
     ReduceL1(z)              -> (ReduceSum(|z|), 0)
     ReduceL2(z)              -> sqrt(ReduceSum(z^2))           # the reference's own formula
     ReduceLogSum(z)          -> log(ReduceSum(z))
@@ -59,21 +59,39 @@ def _reduce_parts(ctx, node, op, pair):
     return tuple(_reduce(ctx, node, op, p) for p in pair)
 
 
+def _empty_mean(ctx, node) -> bool:
+    """True for a ReduceMean over a dim known to be 0: numpy's mean of nothing is NaN,
+    where onnxruntime's ReduceMean gives 0."""
+    shape = ctx.shape(node.inputs[0])
+    kind, axes = node_axes(ctx, node)
+    if node.op != "ReduceMean" or shape is None or kind == "tensor":
+        return False
+    if not axes and int(node.attrs.get("noop_with_empty_axes", 0)):
+        return False
+    return any(shape[a] == 0 for a in (axes or range(len(shape))))
+
+
 @rule("ReduceSum", "ReduceMean")
 def sum_mean(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     kind, axes = node_axes(ctx, node)
     all_axes = kind == "none" or (kind == "list" and not axes)
+    op, count = node.op, None
+    if _empty_mean(ctx, node):
+        # The sum of nothing over a count of 0: 0 / 0, NaN as numpy's mean.
+        op, count = "ReduceSum", np.array(0, ctx.real_dtype(y))
     if ctx.prefers_pair(x) or (all_axes and ctx.rank(x) is None):
-        ctx.set_pair(y, *_reduce_parts(ctx, node, node.op, ctx.pair(x)))
+        parts = _reduce_parts(ctx, node, op, ctx.pair(x))
+        ctx.set_pair(y, *(parts if count is None else (ctx.div(p, count) for p in parts)))
         ctx.explain("reduced each part")
         return
-    ctx.set_packed(y, _reduce(ctx, node, node.op, ctx.packed(x), shift=True))
+    out = _reduce(ctx, node, op, ctx.packed(x), shift=True)
+    ctx.set_packed(y, out if count is None else ctx.div(out, count))
     ctx.explain("reduced the packed tensor, axes moved")
 
 
 def _square_sum(ctx, node, pair):
-    return _reduce_parts(ctx, node, "ReduceSum", cmath.mul(ctx, pair, pair))
+    return _reduce_parts(ctx, node, "ReduceSum", cmath.square(ctx, pair))
 
 
 @rule("ReduceSumSquare")

@@ -75,6 +75,8 @@ def rotate(ctx, y, z, w, dtype) -> bool:
     z_shape, w_shape = ctx.shape(z), ctx.shape(w)
     if z_shape is None or w_shape is None or not ctx.broadcasts_into(w, z):
         return False
+    if 0 in z_shape:
+        return False  # the node's Reshape(0, 0, -1) cannot infer -1 from no elements
     layout = _layout(z_shape, w_shape)
     if layout is None:
         return False

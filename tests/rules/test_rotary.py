@@ -89,6 +89,9 @@ def test_table_layouts(z_shape, table_shape):
         ("complex128", _table_model(["b", 6, 3, 4], crandn(RNG, [6, 1, 4]), np.complex128)),
         ("rank 5", _table_model(["b", 2, 6, 3, 4], crandn(RNG, [6, 1, 4]))),
         ("widens z", _table_model(["b", 1, 3, 4], crandn(RNG, [6, 1, 4]), y_shape=["b", 6, 3, 4])),
+        # The node's Reshape(0, 0, -1) cannot infer -1 from a zero-size tensor.
+        ("zero-size", _table_model([0, 6, 3, 4], crandn(RNG, [6, 1, 4]))),
+        ("zero-size 3-D", _table_model([2, 6, 0], crandn(RNG, [6, 1]))),
     ],
 )
 def test_other_products_are_not_rotary(why, model):
