@@ -16,7 +16,13 @@ from onnx_decomplex.pipeline import MUL_STRATEGIES, TARGETS, ConvertOptions, che
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.trt.engine import EngineOptions
 from onnx_decomplex.trt.profiles import parse_pool_limits
-from onnx_decomplex.validate import DEFAULT_ATOL, DEFAULT_DIM, DEFAULT_RTOL, DEFAULT_TIMEOUT
+from onnx_decomplex.validate import (
+    DEFAULT_ATOL,
+    DEFAULT_DIM,
+    DEFAULT_RTOL,
+    DEFAULT_TIMEOUT,
+    EDGES_BY_DEFAULT,
+)
 from onnx_decomplex.zoo import find_models
 
 from .folder import run_folder_mode
@@ -110,11 +116,12 @@ def _exit_with(error: DecomplexError) -> None:
     "and exits 4. 0: no limit.",
 )
 @option(
-    "--edge-values",
-    is_flag=True,
+    "--edge-values/--no-edge-values",
+    default=EDGES_BY_DEFAULT,
+    show_default=True,
     group="Validation",
     help="Random complex inputs also hold 0, values on each axis beyond 1, and magnitudes "
-    "of 1e20 and 1e-30 (1e200 and 1e-200 for complex128).",
+    "of 1e20 and 1e-30 (1e15 and 1e-15 for complex128).",
 )
 @option(
     "--mul-strategy",

@@ -3,10 +3,12 @@
 A regression is:
 - a model that passed (ok or no-complex) and no longer does, or is gone;
 - a model that failed in a new way (another status), or a new model that fails;
-- an output whose worst absolute error grew past `max_error_growth` times the
-  baseline's, measured from a floor of `ERROR_FLOOR` times atol, so that noise far
-  below the tolerance is not a regression (an error above the tolerance already
-  fails validation);
+- an output whose worst error, as a share of the tolerance (`max_tol`; the absolute
+  error against a version 1 baseline), grew past `max_error_growth` times the
+  baseline's, measured from a floor of `ERROR_FLOOR` of the tolerance, so that noise
+  far below it is not a regression (an error above it already fails validation).
+  A share does not grow with the values' scale: an error of 1e13 on values of 1e20
+  (the edge values) is as small as one of 1e-7 on values of 1;
 - a rewritten model whose node count grew by more than `max_node_growth` percent.
 
 A model that fails the same way as in the baseline (the fixture the tool must
@@ -17,13 +19,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from .errors import DecomplexError
-from .zoo import SCHEMA_VERSION, STATUSES, ModelRecord, OutputError, records_from_json
+from .zoo import READS_VERSIONS, STATUSES, ModelRecord, OutputError, records_from_json
 
-# Errors are compared from 1% of atol up: float32 kernels differ by a few ulps
+# Errors are compared from 1% of the tolerance up: float32 kernels differ by a few ulps
 # between CPUs, and an error that was exactly 0 must not make that a regression.
 ERROR_FLOOR = 1e-2
 DEFAULT_MAX_ERROR_GROWTH = 10.0
@@ -54,26 +56,22 @@ class Comparison:
 
 def _errors(old: ModelRecord, new: ModelRecord, growth: float, atol: float, cmp: Comparison):
     before = {o.name: o for o in old.outputs}
-    floor = ERROR_FLOOR * atol
     for o in new.outputs:
         b = before.get(o.name)
-        if b is None or b.max_abs is None or o.max_abs is None:
+        if b is None:
             continue
-        if o.max_abs > growth * max(b.max_abs, floor):
-            cmp.regressions.append(
-                Change(
-                    new.path,
-                    f"output '{o.name}' worst error grew from {b.max_abs:.3g} "
-                    f"to {o.max_abs:.3g} (over {growth:g}x)",
-                )  # fmt: skip
-            )
-        elif b.max_abs > growth * max(o.max_abs, floor):
-            cmp.improvements.append(
-                Change(
-                    new.path,
-                    f"output '{o.name}' worst error fell from {b.max_abs:.3g} to {o.max_abs:.3g}",
-                )  # fmt: skip
-            )
+        if b.max_tol is not None and o.max_tol is not None:
+            was, now, floor, unit = b.max_tol, o.max_tol, ERROR_FLOOR, " of the tolerance"
+        else:
+            was, now, floor, unit = b.max_abs, o.max_abs, ERROR_FLOOR * atol, ""
+        if was is None or now is None:
+            continue
+        if now > growth * max(was, floor):
+            what = f"output '{o.name}' worst error grew from {was:.3g} to {now:.3g}{unit} (over {growth:g}x)"  # fmt: skip
+            cmp.regressions.append(Change(new.path, what))
+        elif was > growth * max(now, floor):
+            what = f"output '{o.name}' worst error fell from {was:.3g} to {now:.3g}{unit}"
+            cmp.improvements.append(Change(new.path, what))
 
 
 def _nodes(old: ModelRecord, new: ModelRecord, growth_pct: float, cmp: Comparison):
@@ -175,10 +173,10 @@ def parse_baseline(data) -> list[ModelRecord]:
     """
     if not isinstance(data, dict):
         raise ValueError(f"the report is {_json_kind(data)}, not an object")
-    if data.get("schema_version") != SCHEMA_VERSION:
+    if data.get("schema_version") not in READS_VERSIONS:
         raise ValueError(
             f"report schema version {data.get('schema_version')!r}; this tool reads "
-            f"version {SCHEMA_VERSION}"
+            f"versions {', '.join(map(str, READS_VERSIONS))}"
         )
     models = data.get("models")
     if not isinstance(models, list):
@@ -193,7 +191,8 @@ def parse_baseline(data) -> list[ModelRecord]:
         for key in ("outputs", "framework"):
             for j, o in enumerate(m.get(key, [])):
                 _check_fields(o, OutputError, f"models[{i}].{key}[{j}]")
-                missing = {f.name for f in fields(OutputError)} - set(o)
+                needed = {f.name for f in fields(OutputError) if f.default is MISSING}
+                missing = needed - set(o)
                 if missing:
                     raise ValueError(f"models[{i}].{key}[{j}] has no '{sorted(missing)[0]}'")
     return records_from_json(data)

@@ -47,6 +47,8 @@ from .validate import (
     DEFAULT_ATOL,
     DEFAULT_RTOL,
     DEFAULT_TIMEOUT,
+    EDGES_BY_DEFAULT,
+    Deadline,
     ValidationResult,
     load_expected,
     load_saved,
@@ -352,7 +354,7 @@ class ConvertOptions:
     target: str = "onnxruntime"
     keep_double: bool = False
     validate_timeout: float | None = DEFAULT_TIMEOUT
-    edge_values: bool = False
+    edge_values: bool = EDGES_BY_DEFAULT
 
     def convert(
         self,
@@ -476,7 +478,7 @@ def convert_file(
     engine: EngineOptions | None = None,
     progress: Progress | None = None,
     validate_timeout: float | None = DEFAULT_TIMEOUT,
-    edge_values: bool = False,
+    edge_values: bool = EDGES_BY_DEFAULT,
 ) -> FileResult:
     """The main job: load, rewrite, check, validate, build an engine, save atomically.
 
@@ -489,8 +491,8 @@ def convert_file(
     (the reference evaluator runs in memory; saved outputs spare it).
 
     Validation stops past `validate_timeout` seconds (None: no limit) with a
-    `ValidationTimeout`. With `edge_values`, random complex inputs also hold the
-    values where complex math breaks (`validate.EDGE_VALUES`).
+    `ValidationTimeout`. With `edge_values` (the default), random complex inputs
+    also hold the values where complex math breaks (`validate.EDGE_VALUES`).
 
     `expected_file` holds the outputs of the framework that exported the model, by
     output name, computed on the inputs of `inputs_file`: the rewrite is compared
@@ -607,15 +609,16 @@ def _validate(
             shapes = resolve_shapes(original, input_shapes)
             feeds = random_inputs(original, shapes, seed, edges=edges)
         result.feeds = feeds
+        deadline = Deadline(timeout)  # one limit for both comparisons
         if not passed_through or engine is not None:
             result.validation = validate(
-                original, staged, feeds, atol=atol, rtol=rtol, expected=expected, timeout=timeout
+                original, staged, feeds, atol=atol, rtol=rtol, expected=expected, timeout=deadline
             )
         if expected_file is not None:
             result.framework = validate(
                 original, staged, feeds, atol=atol, rtol=rtol,
                 expected=load_expected(expected_file, original),
-                reference=f"expected outputs {Path(expected_file).name}", timeout=timeout,
+                reference=f"expected outputs {Path(expected_file).name}", timeout=deadline,
             )  # fmt: skip
     except MemoryError:
         raise DecomplexError(

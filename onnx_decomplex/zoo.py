@@ -25,7 +25,9 @@ from .load import external_tensors
 from .pipeline import ConvertOptions
 from .report import initializer_bytes, op_histogram
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READS_VERSIONS = (1, 2)
+"""Report versions a baseline may have: version 1 has no `max_tol`."""
 
 OK, NO_COMPLEX = "ok", "no-complex"
 UNSUPPORTED, VALIDATION_FAILED, ERROR = "unsupported", "validation-failed", "error"
@@ -35,12 +37,15 @@ PASSING = frozenset({OK, NO_COMPLEX})
 
 @dataclass
 class OutputError:
-    """The worst error of one graph output; None where it was infinite."""
+    """The worst error of one graph output; None where it was infinite. `max_tol` is
+    the error as a share of the tolerance (see `validate.OutputResult`); None in a
+    version 1 report."""
 
     name: str
     passed: bool
     max_abs: float | None
     max_rel: float | None
+    max_tol: float | None = None
 
 
 @dataclass
@@ -110,7 +115,8 @@ EXPECTED_SUFFIX = ".expected.npz"
 
 def _errors(v) -> list[OutputError]:
     return [
-        OutputError(o.name, o.passed, _finite(o.max_abs), _finite(o.max_rel)) for o in v.outputs
+        OutputError(o.name, o.passed, _finite(o.max_abs), _finite(o.max_rel), _finite(o.max_tol))
+        for o in v.outputs
     ]
 
 
@@ -289,7 +295,10 @@ def to_json(
             "atol": options.atol,
             "rtol": options.rtol,
             "seed": options.seed,
+            "edge_values": options.edge_values,
             "mul_strategy": options.mul_strategy,
+            "target": options.target,
+            "target_opset": options.target_opset,
         },
         "wall_seconds": round(seconds, 6),
         "models": [asdict(r) for r in records],
@@ -300,9 +309,10 @@ def to_json(
 def records_from_json(report: dict) -> list[ModelRecord]:
     """The model records of a JSON report (a baseline), checking its version."""
     version = report.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READS_VERSIONS:
         raise DecomplexError(
-            f"report schema version {version!r}; this tool reads version {SCHEMA_VERSION}"
+            f"report schema version {version!r}; this tool reads versions "
+            f"{', '.join(map(str, READS_VERSIONS))}"
         )
     records = []
     for m in report["models"]:

@@ -7,8 +7,8 @@ from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.zoo import ModelRecord, OutputError
 
 
-def _rec(path="m.onnx", status="ok", err=1e-7, nodes=10):
-    outputs = [OutputError("y", True, err, err)] if status == "ok" else []
+def _rec(path="m.onnx", status="ok", err=1e-7, nodes=10, share=None):
+    outputs = [OutputError("y", True, err, err, share)] if status == "ok" else []
     return ModelRecord(path, status, "why" if status not in ("ok", "no-complex") else "",
                        nodes_before=5, nodes_after=nodes, outputs=outputs)  # fmt: skip
 
@@ -46,6 +46,18 @@ def test_error_growth_past_the_factor_from_a_floor():
     assert _whats(compare([_rec(err=2e-6)], [_rec(err=1e-7)]).improvements)
 
 
+def test_error_growth_as_a_share_of_the_tolerance():
+    # Errors of 1e13 on values of 1e20 are 0.01 of the tolerance: the scale says nothing.
+    assert compare([_rec(err=1e-7, share=0.01)], [_rec(err=1e13, share=0.02)]).passed
+    cmp = compare([_rec(err=1e-7, share=0.02)], [_rec(err=1e-7, share=0.5)])
+    assert _whats(cmp.regressions) == [
+        "m.onnx: output 'y' worst error grew from 0.02 to 0.5 of the tolerance (over 10x)"
+    ]
+    # From a floor of 1% of the tolerance; a version 1 baseline has absolute errors only.
+    assert compare([_rec(share=0.0)], [_rec(share=0.09)]).passed
+    assert not compare([_rec(err=1e-7)], [_rec(err=2e-6, share=0.01)]).passed
+
+
 def test_node_growth_past_the_percentage():
     assert compare([_rec(nodes=10)], [_rec(nodes=11)]).passed
     cmp = compare([_rec(nodes=10)], [_rec(nodes=12)], max_node_growth=10)
@@ -66,7 +78,7 @@ BASELINE_CASES = {
     "[]": "the report is a list, not an object",
     "null": "the report is null",
     '{"schema_version": 1}': "'models' is missing",
-    '{"schema_version": 2, "models": []}': "schema version 2",
+    '{"schema_version": 3, "models": []}': "schema version 3",
     '{"schema_version": 1, "models": ["a"]}': "models[0] is a string",
     '{"schema_version": 1, "models": [{"status": "ok"}]}': "has no 'path'",
     '{"schema_version": 1, "models": [{"path": "a", "status": 3}]}': "'status' is 3",

@@ -20,6 +20,7 @@ from onnx_decomplex.reference import evaluator, quirks
 from onnx_decomplex.validate import (
     EDGE_VALUES,
     EDGE_VALUES_128,
+    Deadline,
     edge_positions,
     run_onnxruntime,
     upcast,
@@ -82,6 +83,18 @@ def test_onnxruntime_stops_at_the_time_limit():
     with pytest.raises(ValidationTimeout, match="time limit of 0.5 s in onnxruntime"):
         run_onnxruntime(model, {"x": np.ones(2, np.float32)}, timeout=0.5)
     assert time.monotonic() - start < 5
+
+
+def test_a_deadline_is_one_limit_for_several_calls():
+    # The CLI compares with the reference and then with the framework's outputs: the
+    # second comparison gets what the first left, not a fresh limit.
+    model = _loop(3)
+    out, _ = decomplex(model)
+    deadline = Deadline(2.0)
+    assert validate(model, out, timeout=deadline).passed
+    time.sleep(2.1)
+    with pytest.raises(ValidationTimeout, match="time limit of 2 s"):
+        validate(model, out, timeout=deadline)
 
 
 def test_no_limit_and_a_limit_both_pass_a_short_run():
@@ -200,8 +213,8 @@ def test_edge_values_are_fed_where_reported(dtype):
         [vi("y", dtype, [8, 8]), vi("q", np.float32, [4])],
     )
     out, _ = decomplex(model)
-    result = validate(model, out, edges=True)
-    edges = [*EDGE_VALUES, *(EDGE_VALUES_128 if dtype == np.complex128 else ())]
+    result = validate(model, out)  # edge values by default
+    edges = EDGE_VALUES_128 if dtype == np.complex128 else EDGE_VALUES
     assert list(result.edges) == ["x"], "only complex inputs take edge values"
     where = result.edges["x"]
     assert where == edge_positions(64, len(edges)).tolist()
@@ -240,19 +253,45 @@ def test_validate_takes_the_bytes_that_were_written():
     assert validate(model, out.SerializeToString()).passed
 
 
-def test_float64_judging_never_excuses_infinities():
+def _square_with(x, y):
+    """x * x in float32, judged with `y` as the rewrite's result."""
     model = make_model(
         [helper.make_node("Mul", ["x", "x"], ["y"])],
         [vi("x", np.float32, [3])],
         [vi("y", np.float32, [3])],
     )
-    x = np.array([1e30, 2.0, 3.0], np.float32)  # 1e30 squared is inf in float32, not in float64
+    (result,) = validate(
+        model, None, {"x": np.array(x, np.float32)}, runner=lambda _: [np.array(y, np.float32)]
+    ).outputs
+    return result
 
-    def runner(packed):
-        return [np.array([np.nan, 4.0, 9.0], np.float32)]
 
-    (result,) = validate(model, None, {"x": x}, runner=runner).outputs
-    assert not result.passed and result.note == "infinities or NaNs differ"
+def test_float64_judging_never_excuses_a_non_finite_result_float32_holds():
+    # 1e18 squared is 1e36: within float32's range, so NaN or inf there is wrong.
+    for wrong in (np.nan, np.inf):
+        result = _square_with([1e18, 2.0, 3.0], [wrong, 4.0, 9.0])
+        assert not result.passed and "left out" not in result.note
+
+
+def test_an_overflow_in_both_is_left_out_and_said():
+    # 1e30 squared is 1e60: past float32, where inf and NaN alike hold no number.
+    result = _square_with([1e30, 2.0, 3.0], [np.nan, 4.0, 9.0])
+    assert result.passed
+    assert result.note.startswith("1 of 3 elements left out: float32 overflows")
+    # The other elements are still compared.
+    assert not _square_with([1e30, 2.0, 3.0], [np.nan, 4.5, 9.0]).passed
+
+
+def test_a_rewrite_nearer_the_float64_value_than_the_reference_passes():
+    # (1e20 + 1e20 i)^2 is 2e40 i: numpy's float32 product gives -inf or NaN for the
+    # real part (with fused multiply-add or not), the rewrite's exact square 0.
+    model = make_model(
+        [helper.make_node("Mul", ["z", "z"], ["y"])], [vi("z", C64, [2])], [vi("y", C64, [2])]
+    )
+    out, _ = decomplex(model)
+    z = np.array([1e20 + 1e20j, 1 - 2j], C64)
+    (result,) = validate(model, out, {"z": z}).outputs
+    assert result.passed, result
 
 
 def test_the_cli_ends_a_hanging_validation_in_one_line(tmp_path):
