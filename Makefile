@@ -31,12 +31,11 @@ test-gpu: $(STAMP)
 	$(BIN)/python -m pytest -q -m gpu -rs
 
 FUZZ_EXAMPLES ?= 3000
-FUZZ_KNOWN_BUGS ?= 1
 
-## fuzz: thousands of random complex graphs against the reference, known bugs included (FUZZ_KNOWN_BUGS=0 leaves them out); each minimal failing model and its inputs go to out/fuzz/
+## fuzz: thousands of random complex graphs against the reference; each minimal failing model and its inputs go to out/fuzz/
 fuzz: $(STAMP)
 	rm -rf out/fuzz
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_KNOWN_BUGS=$(FUZZ_KNOWN_BUGS) FUZZ_OUT=out/fuzz \
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_OUT=out/fuzz \
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py::test_fuzz
 
 $(BENCH_STAMP): $(STAMP)

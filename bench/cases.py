@@ -242,6 +242,27 @@ def chain10(rng, n=2**20) -> Case:
     )
 
 
+def elementwise_div(rng, n=2**20) -> Case:
+    """a / b on runtime values, against the textbook formula, which overflows where
+    |b|^2 does (|b| near 1e19 in complex64): the price of scaling b by its larger part."""
+    a, b = _crandn(rng, n), _crandn(rng, n)
+    feeds = {"a": _pack(a), "b": _pack(b)}
+
+    def body(nodes, ar, ai, br, bi):
+        ops = _Ops(nodes)
+        den = ops("Add", ops("Mul", br, br), ops("Mul", bi, bi))
+        re = ops("Add", ops("Mul", ar, br), ops("Mul", ai, bi))
+        im = ops("Sub", ops("Mul", ai, br), ops("Mul", ar, bi))
+        return ops("Div", re, den), ops("Div", im, den)
+
+    return Case(
+        "elementwise_div_1M",
+        _complex_model([_n("Div", ["a", "b"], ["y"])], n),
+        feeds,
+        [Baseline("textbook formula on pairs", _pair_graph(n, body), feeds)],
+    )
+
+
 # ---- MatMul ---------------------------------------------------------------------------
 
 
@@ -360,7 +381,7 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         return [
             rope_llama(rng, s=64, h=4, d=32), rope_llama(rng, s=64, h=4, d=32, target_opset=23),
             rope_symbolic_seq(rng, s=64, h=4, d=32),
-            elementwise_mul(rng, n=4096), chain10(rng, n=4096),
+            elementwise_mul(rng, n=4096), chain10(rng, n=4096), elementwise_div(rng, n=4096),
             matmul_constant(rng, rows=8, k=32, m=32), matmul_runtime(rng, rows=8, k=32, m=32),
             matmul_runtime(rng, rows=8, k=32, m=32, strategy="four"),
             elementwise_mul(rng, n=4096, strategy="gauss"), fnet(rng, b=2, s=8, d=16),
@@ -368,7 +389,7 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         ]  # fmt: skip
     return [
         rope_llama(rng), rope_llama(rng, target_opset=23), rope_symbolic_seq(rng), elementwise_mul(rng),
-        chain10(rng),
+        chain10(rng), elementwise_div(rng),
         matmul_constant(rng), matmul_runtime(rng, strategy="gauss"),
         matmul_runtime(rng, strategy="four"), elementwise_mul(rng, strategy="gauss"),
         fnet(rng), fnet(rng, target="tensorrt"),
