@@ -453,22 +453,26 @@ def cosh(ops, a):
     return ops.mul(ops.cosh(ar), ops.cos(ai)), times_sin(ops, ops.sinh(ar), ai)
 
 
-def tanh(ops, a, dtype=None):
-    """tanh(ar + i ai) = (sinh 2ar + i sin 2ai) / (cosh 2ar + cos 2ai), divided through
-    by c = cosh 2ar: (tanh 2ar + i sin 2ai / c) / (1 + cos 2ai / c), which stays finite
-    where cosh overflows (tanh -> +-1)"""
-    dtype = _real(ops, dtype)
+def tanh(ops, a):
+    """tanh(ar + i ai) = (sinh ar cosh ar + i sin ai cos ai) / (sinh^2 ar + cos^2 ai),
+    divided through by c^2 = cosh^2 ar:
+
+        (tanh ar + i (sin ai / c)(cos ai / c)) / (tanh^2 ar + (cos ai / c)^2)
+
+    The denominator is a sum of squares, so nothing cancels near a pole (where
+    cosh 2ar + cos 2ai would lose digits), and it stays finite where cosh overflows
+    (tanh -> +-1)."""
     ar, ai = a
-    x, y = ops.add(ar, ar), ops.add(ai, ai)
-    c = ops.cosh(x)
-    den = ops.add(ops.div(ops.cos(y), c), _c(1, dtype))
-    return ops.div(ops.tanh(x), den), ops.div(ops.div(ops.sin(y), c), den)
+    c = ops.cosh(ar)
+    t = ops.tanh(ar)
+    cos_c, sin_c = ops.div(ops.cos(ai), c), ops.div(ops.sin(ai), c)
+    den = ops.add(ops.mul(t, t), ops.mul(cos_c, cos_c))
+    return ops.div(t, den), ops.div(ops.mul(sin_c, cos_c), den)
 
 
-def tan(ops, a, dtype=None):
+def tan(ops, a):
     """tan(a) = -i tanh(i a)"""
-    dtype = _real(ops, dtype)
-    return mul_neg_i(ops, tanh(ops, mul_i(ops, a), dtype))
+    return mul_neg_i(ops, tanh(ops, mul_i(ops, a)))
 
 
 def mul_i(ops, a):
@@ -712,20 +716,39 @@ def split(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(value.real, order="C"), np.array(value.imag, order="C")
 
 
-def pack(value: np.ndarray) -> np.ndarray:
-    """z of shape S -> real array of shape S + [2] holding (Re z, Im z).
+def pack(value, dtype=None) -> np.ndarray:
+    """A complex array of shape S as a real array of shape S + [2] holding (real,
+    imaginary) on its last axis.
 
-    A view of `value`'s memory when it is a C-contiguous complex array, else of a
-    C-ordered complex copy (a real array packs as (r, 0)). The unit axis goes on
-    first so that 0-d arrays can take the view too.
+    Any layout is taken (transposed, sliced, non-contiguous): the result is a view of
+    `value`'s memory when that is a C-contiguous complex array (for complex64, the
+    memory of `value.view(np.float32)`), else of a C-ordered complex copy. A real
+    array packs as (r, 0). The unit axis goes on first so that 0-d arrays can take
+    the view too.
+
+    Args:
+        value: The array (or anything `np.asarray` reads).
+        dtype: The packed float type; by default float32 for complex64, float64 for
+            complex128 (a complex128 model narrowed for TensorRT takes float32).
     """
     value = np.asarray(value, dtype=np.result_type(value, np.complex64), order="C")
-    return value.reshape(*value.shape, 1).view(real_of(value.dtype))
+    packed = value.reshape(*value.shape, 1).view(real_of(value.dtype))
+    return packed if dtype is None else packed.astype(dtype, copy=False)
 
 
-def unpack(packed: np.ndarray) -> np.ndarray:
-    """Real array of shape S + [2] -> z of shape S, z = [..., 0] + i [..., 1]."""
+def unpack(packed, dtype=None) -> np.ndarray:
+    """A real array of shape S + [2] as the complex array of shape S it packs:
+    z = [..., 0] + i [..., 1].
+
+    Args:
+        packed: The array; its last axis must be 2 long.
+        dtype: The complex type; by default complex64 for float32 (and narrower),
+            complex128 for float64.
+    """
+    packed = np.asarray(packed)
+    if packed.ndim == 0 or packed.shape[-1] != 2:
+        raise ValueError(f"a packed array ends in an axis of 2, not one of shape {packed.shape}")
+    out = np.empty(packed.shape[:-1], dtype or np.result_type(packed.dtype, np.complex64))
     # Not re + 1j * im, which makes inf * 0j a NaN real part.
-    out = np.empty(packed.shape[:-1], np.result_type(packed.dtype, np.complex64))
     out.real, out.imag = packed[..., 0], packed[..., 1]
     return out

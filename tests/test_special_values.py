@@ -67,6 +67,19 @@ def test_function(op, cdtype):
     check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)
 
 
+@pytest.mark.parametrize("op", ["Tan", "Tanh"])
+def test_near_a_pole(op, cdtype):
+    # Where tan (tanh) nearly divides by zero, cos 2x + cosh 2y would lose digits to
+    # cancellation: 1e-5 is 80 float32 ulps, and the reference itself is within a few.
+    near = np.array([1.5424 + 0.0066j, 1.5708 + 1e-3j, -1.57 + 0.01j, 4.712 - 0.002j])
+    values = (near if op == "Tan" else near * 1j).astype(cdtype)
+    out = decomplex(single(op, cdtype, shape=[len(values)]))[0]
+    with np.errstate(all="ignore"):
+        result = validate(single(op, cdtype, shape=[len(values)]), out, {"a": values},
+                          atol=0.0, rtol=1e-5)  # fmt: skip
+    assert result.passed, result.outputs
+
+
 def test_round(cdtype):
     values = special_values(cdtype)
     check(single("Round", cdtype, shape=[len(values)]), {"a": values * 3.3}, cdtype)
