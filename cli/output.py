@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
+from rich.text import Text
 
 from onnx_decomplex.pipeline import FileResult
 from onnx_decomplex.report import Report
@@ -76,10 +77,23 @@ def print_summary(console: Console, result: FileResult, verbose: bool) -> None:
     )
     table.add_row("rewrite time", "", f"{report.seconds * 1000:.1f} ms")
     console.print(table)
+    print_io(console, report)
     print_lowering(console, report)
     if verbose:
         for line in report.explanations + report.lowering_notes:
             console.print(f"  {line}", highlight=False)
+
+
+def print_io(console: Console, report: Report) -> None:
+    """Every graph input and output, `name  dtype[shape] -> dtype[shape]`: what a caller
+    now feeds and gets (the model's metadata records the packed ones)."""
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    for header in ("", "name", "before", "", "after"):
+        table.add_column(header, no_wrap=True)
+    for row in report.io:
+        # Text, not markup: "[batch,64]" is not a style.
+        table.add_row(row.kind, Text(row.name), Text(row.before), "->", Text(row.after))
+    console.print(table)
 
 
 def print_normalized(console: Console, report: Report, verbose: bool) -> None:
@@ -140,7 +154,8 @@ def print_engine(console: Console, result: FileResult) -> None:
 
 
 def print_validation(console: Console, v: ValidationResult | None) -> None:
-    """PASSED or FAILED per output, with the max absolute and relative error."""
+    """PASSED or FAILED per output, with the max absolute and relative error and the
+    worst error as a share of the tolerance (1 is its edge)."""
     if v is None:
         return
     shapes = ", ".join(f"{k}:{'x'.join(map(str, s)) or 'scalar'}" for k, s in v.shapes.items())
@@ -154,7 +169,8 @@ def print_validation(console: Console, v: ValidationResult | None) -> None:
         status = "[green]PASSED[/green]" if o.passed else "[red]FAILED[/red]"
         note = f" ({o.note})" if o.note else ""
         console.print(
-            f"  {status} {o.name}: max abs error {o.max_abs:.3g}, max rel error {o.max_rel:.3g}{note}",
+            f"  {status} {o.name}: max abs error {o.max_abs:.3g}, max rel error "
+            f"{o.max_rel:.3g}, {o.max_tol:.2g} of the tolerance{note}",
             highlight=False,
         )
     for line in v.notes:

@@ -22,6 +22,7 @@ import math
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
+from .contract import IORow
 from .errors import DecomplexError
 from .zoo import READS_VERSIONS, STATUSES, ModelRecord, OutputError, records_from_json
 
@@ -188,10 +189,10 @@ def parse_baseline(data) -> list[ModelRecord]:
                 raise ValueError(f"models[{i}] has no '{key}'")
         if m["status"] not in STATUSES:
             raise ValueError(f"models[{i}] status '{m['status']}' is none of {', '.join(STATUSES)}")
-        for key in ("outputs", "framework"):
+        for key, cls in (("outputs", OutputError), ("framework", OutputError), ("io", IORow)):
             for j, o in enumerate(m.get(key, [])):
-                _check_fields(o, OutputError, f"models[{i}].{key}[{j}]")
-                needed = {f.name for f in fields(OutputError) if f.default is MISSING}
+                _check_fields(o, cls, f"models[{i}].{key}[{j}]")
+                needed = {f.name for f in fields(cls) if f.default is MISSING}
                 missing = needed - set(o)
                 if missing:
                     raise ValueError(f"models[{i}].{key}[{j}] has no '{sorted(missing)[0]}'")

@@ -19,7 +19,7 @@ from onnx.external_data_helper import (
     uses_external_data,
 )
 
-from . import cmath
+from . import cmath, contract
 from .analyze import analyze
 from .check import check, find_complex
 from .dtypes import is_complex_np
@@ -228,14 +228,12 @@ def decomplex(
         raise UnsupportedError.of(analysis.unsupported)
     _load_read_weights(analysis, external_dir)
     if not analysis.has_complex:
+        native = model
         if report.normalized is not None:  # the reading left no complex value: tidy it
             model = _exported(tidy(graph), model)
         out = _for_target(model, target, opset, keep_double, external_dir, report)
         out = _defaults_back(out, defaults)
-        report.ops_after = op_histogram(out)
-        report.initializer_bytes_after = initializer_bytes(out)
-        report.seconds = time.perf_counter() - start
-        return out, report
+        return out, _finish(report, native, out, target, start)
 
     report.inputs = list(analysis.inputs)
     report.outputs = [t.name for t in graph.outputs if t.name in analysis.complex]
@@ -253,10 +251,21 @@ def decomplex(
 
     report.emitted = ctx.emitted
     report.explanations = ctx.explanations
+    return out, _finish(report, model, out, target, start)
+
+
+def _finish(
+    report: Report, native: onnx.ModelProto, out: onnx.ModelProto, target: str, start: float
+) -> Report:
+    """Records the I/O contract in `out` (see `contract`) and completes the report."""
+    report.contract = contract.contract_of(native, out, target)
+    if report.contract:
+        contract.record(out, report.contract)
+    report.io = contract.io_rows(native, out)
     report.ops_after = op_histogram(out)
     report.initializer_bytes_after = initializer_bytes(out)
     report.seconds = time.perf_counter() - start
-    return out, report
+    return report
 
 
 def _defaults_aside(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:

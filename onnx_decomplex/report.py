@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
+from .contract import Contract, IORow
+
 
 def initializer_bytes(model: onnx.ModelProto) -> int:
     """Bytes of the main graph's initializers, from their shapes (external data too)."""
@@ -56,6 +58,9 @@ class Report:
         axis0: Nodes read as a complex pair stacked on axis 0.
         warnings: Where the model likely computes something other than its
             exporter's framework did, though it converts as written.
+        contract: The packed inputs and outputs, as recorded in the output model's
+            metadata (see `contract`).
+        io: Every graph input and output, its type before and after.
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -81,6 +86,8 @@ class Report:
     packed_io: list[str] = field(default_factory=list)
     axis0: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    contract: Contract = field(default_factory=Contract)
+    io: list[IORow] = field(default_factory=list)
 
     @property
     def has_complex(self) -> bool:

@@ -20,6 +20,7 @@ import onnx
 from onnx.external_data_helper import ExternalDataInfo
 
 from . import __version__
+from .contract import IORow
 from .errors import DecomplexError, UnsupportedError
 from .load import external_tensors
 from .pipeline import ConvertOptions
@@ -66,6 +67,7 @@ class ModelRecord:
     outputs: list[OutputError] = field(default_factory=list)
     framework: list[OutputError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    io: list[IORow] = field(default_factory=list)
     rewrite_seconds: float = 0.0
     validate_seconds: float = 0.0
 
@@ -158,6 +160,7 @@ def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelR
         initializer_bytes_before=report.initializer_bytes_before,
         initializer_bytes_after=report.initializer_bytes_after,
         warnings=report.warnings,
+        io=report.io if report.changed else [],
         rewrite_seconds=report.seconds,
     )
     if v is not None:
@@ -318,5 +321,6 @@ def records_from_json(report: dict) -> list[ModelRecord]:
     for m in report["models"]:
         outputs = [OutputError(**o) for o in m.get("outputs", [])]
         framework = [OutputError(**o) for o in m.get("framework", [])]
-        records.append(ModelRecord(**{**m, "outputs": outputs, "framework": framework}))
+        io = [IORow(**r) for r in m.get("io", [])]
+        records.append(ModelRecord(**{**m, "outputs": outputs, "framework": framework, "io": io}))
     return records

@@ -292,3 +292,62 @@ def test_a_model_with_nothing_to_rewrite_is_still_checked_against_its_engine(tmp
         result.engine_validation.passed and result.engine_validation.runtime == "TensorRT stand-in"
     )
     assert result.engine.plan == plan and plan.read_bytes() == b"plan"  # written once it passed
+
+
+# --- EngineSession: complex arrays in and out of an engine -------------------------------
+
+
+@pytest.mark.skipif(HAS_TENSORRT, reason="TensorRT is installed here")
+def test_engine_session_says_what_is_missing(root):
+    from onnx_decomplex.trt.runner import EngineSession
+
+    with pytest.raises(EngineError, match="TensorRT is not available"):
+        EngineSession("m.plan", root / "fixtures" / "fnet_block.onnx")
+
+
+def test_engine_session_packs_and_unpacks_by_the_contract(tmp_path, monkeypatch):
+    """The packing around the engine (TensorRT itself stood in for by numpy on the
+    packed arrays: this checks the contract's use, not an engine)."""
+    from onnx_decomplex import decomplex
+    from onnx_decomplex.trt import runner
+
+    model = make_model([helper.make_node("Mul", ["x", "x"], ["y"])],
+                       [vi("x", np.complex128, [3])], [vi("y", np.complex128, [3])])  # fmt: skip
+    out, report = decomplex(model, target="tensorrt")  # narrowed: float32 in the engine
+    path = tmp_path / "out.onnx"
+    onnx.save(out, path)
+
+    def run_engine(plan, feeds, toolkit):
+        x = feeds["x"]
+        assert x.dtype == np.float32 and x.shape == (3, 2)
+        re, im = x[..., 0], x[..., 1]
+        return {"y": np.stack([re * re - im * im, 2 * re * im], -1)}
+
+    monkeypatch.setattr(runner, "preflight", lambda: None)
+    monkeypatch.setattr(runner, "run_engine", run_engine)
+    z = np.array([1 + 2j, -0.5j, 3], np.complex128)
+    (y,) = runner.EngineSession(tmp_path / "m.plan", path).run(None, {"x": z})
+    assert y.dtype == np.complex128
+    np.testing.assert_allclose(y, z * z, rtol=1e-6)
+
+
+@pytest.mark.gpu
+@needs_engine
+def test_engine_session_runs_a_built_engine(tmp_path, root):
+    from onnx_decomplex.reference import evaluator
+    from onnx_decomplex.trt.runner import EngineSession
+    from onnx_decomplex.validate import random_inputs
+
+    src = root / "fixtures" / "complex_io.onnx"  # z: complex64[batch, 8, 6] in and out
+    out, plan = tmp_path / "io.onnx", tmp_path / "io.plan"
+    run = cli(str(src), str(out), "--build-engine", str(plan), "--trt-opt-shapes", "z:2x8x6",
+              cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    model = onnx.load(src)
+    feeds = random_inputs(model, {"z": (2, 8, 6)}, seed=1, edges=False)
+    feeds["z"] = np.asfortranarray(feeds["z"])  # any layout
+    got = EngineSession(plan, out).run(None, feeds)
+    expected = evaluator(model).run(None, {"z": np.ascontiguousarray(feeds["z"])})
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-3)

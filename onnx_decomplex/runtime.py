@@ -1,0 +1,97 @@
+"""Run a rewritten model with complex arrays in and out.
+
+    from onnx_decomplex import Session
+    session = Session("out.onnx")
+    (y,) = session.run(None, {"x": z})   # z complex, any layout; y complex
+
+`Session` reads the model's I/O contract (its `onnx_decomplex.io` metadata, see
+`contract`), packs the complex arrays it is given for the inputs it names, and
+unpacks the outputs it names, casting where a complex128 value was narrowed to
+float32 for TensorRT. Everything else passes to onnxruntime as it is: for a model
+with no contract, `Session` is `onnxruntime.InferenceSession`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from .cmath import pack, unpack
+from .contract import KEY, Contract, Packed
+from .dtypes import is_complex_np
+
+
+def pack_inputs(contract: Contract | None, feeds: Mapping[str, object]) -> dict:
+    """The feeds for the packed model: complex arrays for packed inputs packed (and
+    cast to the stored float type); every other feed as it is. A real array given
+    for a packed input is taken as already packed."""
+    by_name = {p.name: p for p in contract.inputs} if contract else {}
+    out = {}
+    for name, value in feeds.items():
+        entry = by_name.get(name)
+        if entry is None:
+            out[name] = value
+        elif is_complex_np(np.asarray(value).dtype):
+            out[name] = pack(value, entry.storage_dtype)
+        else:
+            out[name] = np.asarray(value, dtype=entry.storage_dtype)
+    return out
+
+
+def unpack_outputs(
+    contract: Contract | None, names: Sequence[str], outputs: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """The outputs, packed ones unpacked to the complex type they had."""
+    by_name: dict[str, Packed] = {p.name: p for p in contract.outputs} if contract else {}
+    return [
+        unpack(v, by_name[n].complex_dtype) if n in by_name else v
+        for n, v in zip(names, outputs, strict=True)
+    ]
+
+
+class Session:
+    """`onnxruntime.InferenceSession` for a rewritten model, with complex arrays in
+    and out for the inputs and outputs its contract names.
+
+    Args:
+        model: A path, the serialized bytes, or an `onnx.ModelProto` (one kept in
+            external data needs its path).
+        providers: onnxruntime execution providers, in priority order, as
+            onnxruntime takes them (`["CUDAExecutionProvider", "CPUExecutionProvider"]`).
+        **ort_options: Passed to `onnxruntime.InferenceSession` (`sess_options`,
+            `provider_options`, ...).
+
+    Attributes:
+        contract: The model's I/O contract; None for a model that records none.
+        session: The onnxruntime session itself, which runs packed arrays.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | bytes | onnx.ModelProto,
+        providers: Sequence[str] | None = None,
+        **ort_options,
+    ):
+        import onnxruntime as ort
+
+        if isinstance(model, onnx.ModelProto):
+            model = model.SerializeToString()
+        elif isinstance(model, Path):
+            model = str(model)
+        self.session = ort.InferenceSession(model, providers=providers, **ort_options)
+        recorded = self.session.get_modelmeta().custom_metadata_map.get(KEY)
+        self.contract = Contract.from_json(recorded) if recorded else None
+
+    def run(self, output_names, input_feed, run_options=None) -> list[np.ndarray]:
+        """Runs the model as `InferenceSession.run` does: complex arrays in for packed
+        inputs, complex arrays out for packed outputs."""
+        names = output_names or [o.name for o in self.session.get_outputs()]
+        outputs = self.session.run(names, pack_inputs(self.contract, input_feed), run_options)
+        return unpack_outputs(self.contract, names, outputs)
+
+    def __getattr__(self, name: str):
+        # get_inputs, get_outputs, get_providers, ...: the packed model's, as they are.
+        return getattr(self.session, name)
