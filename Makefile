@@ -42,9 +42,10 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-## bench: time rewritten models against hand-written real graphs (ratios), with a plot
+## bench: time rewritten models against hand-written real graphs (ratios), with a plot; one thread, then all
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py --threads 0 --out bench/results-all-threads
 
 ## bench-quick: the same at small sizes, to check that the harness runs
 bench-quick: $(BENCH_STAMP)

@@ -41,7 +41,7 @@ class Case:
     baselines: list[Baseline] = field(default_factory=list)
     mul_strategy: str = "auto"
     target_opset: int | None = None  # the tool's --target-opset
-    target: str = "onnxruntime"  # the tool's --target
+    target: str = "onnx"  # the tool's --target
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=18) -> onnx.ModelProto:
@@ -123,22 +123,50 @@ def _rope_rotary23(b, s, h, d) -> onnx.ModelProto:
                   inits, opset=23)  # fmt: skip
 
 
-def rope_llama(rng, b=1, s=1024, h=32, d=128, target_opset=None) -> Case:
-    """Llama RoPE with a constant table; with `target_opset` 23, against the op itself."""
+def _rope_contrib(b, s, h, d) -> onnx.ModelProto:
+    """onnxruntime's com.microsoft.RotaryEmbedding alone, on [B, S, H*D], at opset 18."""
+    table = FIXTURES.freqs_cis(s, d)
+    nodes = [
+        _n("Reshape", ["xq", "to3"], ["x3"]),
+        helper.make_node(
+            "RotaryEmbedding",
+            ["x3", "pos", "cos", "sin"],
+            ["y3"],
+            domain="com.microsoft",
+            interleaved=1,
+            num_heads=h,
+        ),  # fmt: skip
+        _n("Reshape", ["y3", "to4"], ["xq_out"]),
+    ]
+    inits = [_init("to3", [0, 0, -1]), _init("to4", [0, 0, h, d]), _init("pos", [0]),
+             _init("cos", table.real.astype(np.float32)), _init("sin", table.imag.astype(np.float32))]  # fmt: skip
+    model = _model(nodes, [_vi("xq", F32, [b, s, h, d])], [_vi("xq_out", F32, [b, s, h, d])], inits)
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return model
+
+
+def rope_llama(rng, b=1, s=1024, h=32, d=128, target_opset=None, target="onnx") -> Case:
+    """Llama RoPE with a constant table; with `target_opset` 23 (or the onnxruntime
+    target), against the node itself."""
     x = rng.standard_normal((b, s, h, d)).astype(np.float32)
     feeds = {"xq": x}
     exporter = _rope_exporter(b, s, h, d, False)
-    if target_opset is None:
+    if target == "onnxruntime":
+        baselines = [Baseline("exporter lowering", exporter, feeds, goal=0.2),
+                     Baseline("com.microsoft.RotaryEmbedding", _rope_contrib(b, s, h, d), feeds, goal=1.3)]  # fmt: skip
+    elif target_opset is None:
         baselines = [Baseline("exporter lowering", exporter, feeds, goal=1.0)]
     else:
         baselines = [Baseline("RotaryEmbedding-23", _rope_rotary23(b, s, h, d), feeds, goal=1.3),
                      Baseline("exporter lowering", exporter, feeds)]  # fmt: skip
+    name = "rope_llama" + (f" (--target-opset {target_opset})" if target_opset else "")
     return Case(
-        "rope_llama" + (f" (--target-opset {target_opset})" if target_opset else ""),
+        name + (f" (--target {target})" if target != "onnx" else ""),
         FIXTURES.rope(freqs_as_input=False, seq_len=s, heads=h, head_dim=d),
         feeds,
         baselines,
         target_opset=target_opset,
+        target=target,
     )
 
 
@@ -336,7 +364,7 @@ def matmul_runtime(rng, rows=256, k=1024, m=1024, strategy="gauss") -> Case:
 # ---- FNet -----------------------------------------------------------------------------
 
 
-def fnet(rng, b=8, s=128, d=256, target="onnxruntime") -> Case:
+def fnet(rng, b=8, s=128, d=256, target="onnx") -> Case:
     """FNet mixing: Re(DFT_seq(DFT_hidden(x))), from a real input.
 
     With target "tensorrt" the DFTs become MatMuls by DFT matrices: this measures
@@ -380,6 +408,7 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
     if quick:
         return [
             rope_llama(rng, s=64, h=4, d=32), rope_llama(rng, s=64, h=4, d=32, target_opset=23),
+            rope_llama(rng, s=64, h=4, d=32, target="onnxruntime"),
             rope_symbolic_seq(rng, s=64, h=4, d=32),
             elementwise_mul(rng, n=4096), chain10(rng, n=4096), elementwise_div(rng, n=4096),
             matmul_constant(rng, rows=8, k=32, m=32), matmul_runtime(rng, rows=8, k=32, m=32),
@@ -388,7 +417,8 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
             fnet(rng, b=2, s=8, d=16, target="tensorrt"),
         ]  # fmt: skip
     return [
-        rope_llama(rng), rope_llama(rng, target_opset=23), rope_symbolic_seq(rng), elementwise_mul(rng),
+        rope_llama(rng), rope_llama(rng, target_opset=23), rope_llama(rng, target="onnxruntime"),
+        rope_symbolic_seq(rng), elementwise_mul(rng),
         chain10(rng), elementwise_div(rng),
         matmul_constant(rng), matmul_runtime(rng, strategy="gauss"),
         matmul_runtime(rng, strategy="four"), elementwise_mul(rng, strategy="gauss"),

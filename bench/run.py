@@ -2,11 +2,12 @@
 
 Every number is a ratio, tool / baseline, measured in the same process with the
 two sessions interleaved run by run, so that the machine's drift hits both alike.
-onnxruntime runs on the CPU with one intra-op thread. Before timing, the rewrite's
+onnxruntime runs on the CPU with one intra-op thread (`--threads 0`: all of them).
+Before timing, the rewrite's
 outputs are checked against each baseline's: a ratio of graphs that compute
 different things would mean nothing.
 
-    python bench/run.py [--quick] [--runs N] [--out bench/results]
+    python bench/run.py [--quick] [--runs N] [--threads N] [--out bench/results]
 
 writes results.json (every median, ratio, goal and the numerical differences) and
 results.png (the ratios against their goals).
@@ -31,10 +32,13 @@ from large import measure  # noqa: E402
 
 from onnx_decomplex import decomplex  # noqa: E402
 
+THREADS = 1
+"""Intra-op threads of every session; 0 lets onnxruntime use every core."""
+
 
 def session(model: onnx.ModelProto) -> ort.InferenceSession:
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
+    options.intra_op_num_threads = THREADS
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.log_severity_level = 3
@@ -128,7 +132,10 @@ def print_table(results: list[dict]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="tool / baseline (median, 1 thread, CPU)", title_justify="left")
+    threads = (
+        "1 thread" if THREADS == 1 else "all threads" if THREADS == 0 else f"{THREADS} threads"
+    )
+    table = Table(title=f"tool / baseline (median, {threads}, CPU)", title_justify="left")
     for col in ["case", "baseline", "tool", "baseline", "ratio", "goal", "rel diff"]:
         table.add_column(col, justify="left" if col in ("case", "baseline") else "right")
     for r in results:
@@ -184,8 +191,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, few runs: a smoke test")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads; 0: all")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
+    global THREADS
+    THREADS = args.threads
     runs = 5 if args.quick else args.runs
     rng = np.random.default_rng(0)
     results = []
@@ -198,7 +208,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"onnxruntime": ort.__version__, "onnx": onnx.__version__, "machine": platform.machine(),
             "processor": platform.processor(), "python": platform.python_version(),
-            "runs": runs, "warmup": args.warmup, "quick": args.quick}  # fmt: skip
+            "runs": runs, "warmup": args.warmup, "quick": args.quick, "threads": THREADS}  # fmt: skip
     (args.out / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     plotted = plot(results, args.out / "results.png")
     print(

@@ -149,11 +149,14 @@ def _exit_with(error: DecomplexError) -> None:
 @option(
     "--target",
     type=click.Choice(TARGETS),
-    default="onnxruntime",
+    default="onnx",
     show_default=True,
-    group="TensorRT",
-    help="tensorrt: also lower what TensorRT's parser lacks (DFT/STFT to MatMul, Compress "
-    "to Gather), narrow float64 to float32, and lint the result. Implied by --build-engine.",
+    group="Rewrite",
+    help="The runtime the output is for. onnx: standard ops only, for any runtime. "
+    "onnxruntime: also onnxruntime's own ops where faster (RoPE as com.microsoft."
+    "RotaryEmbedding below opset 23). tensorrt: also lower what TensorRT's parser lacks "
+    "(DFT/STFT to MatMul, Compress to Gather), narrow float64 to float32, and lint the "
+    "result; implied by --build-engine.",
 )
 @option(
     "--keep-double",

@@ -52,15 +52,25 @@ class Context:
         opset: The default-domain opset, which picks attribute or input spellings.
         mul_strategy: How products of two runtime complex operands are formed:
             "four", "gauss" (three products), or "auto".
+        contrib: Whether onnxruntime's own ops (domain com.microsoft) may be
+            emitted: the target is onnxruntime.
         node: The node whose rule is running; emitted names start with its name.
         explanations: One line per rewrite, shown with `-v`.
     """
 
-    def __init__(self, graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str = "auto"):
+    def __init__(
+        self,
+        graph: gs.Graph,
+        analysis: Analysis,
+        opset: int,
+        mul_strategy: str = "auto",
+        contrib: bool = False,
+    ):
         self.graph = graph
         self.analysis = analysis
         self.opset = opset
         self.mul_strategy = mul_strategy
+        self.contrib = contrib
         self.node: gs.Node | None = None
         self.explanations: list[str] = []
         self.emitted = 0
@@ -77,7 +87,7 @@ class Context:
     def child(self, graph: gs.Graph, analysis: Analysis) -> Context:
         """A context for a branch of `graph`: it sees every form made so far, and
         what it makes stays in the branch. Names stay unique across both."""
-        ctx = Context(graph, analysis, self.opset, self.mul_strategy)
+        ctx = Context(graph, analysis, self.opset, self.mul_strategy, self.contrib)
         ctx._names = self._names
         ctx._names.update(graph.tensors().keys())
         for mine, theirs in (
@@ -447,6 +457,7 @@ class Context:
         *,
         outputs: int | list[gs.Tensor] = 1,
         name: str | None = None,
+        domain: str = "",
     ):
         """Appends one node; numpy inputs become initializers.
 
@@ -457,6 +468,7 @@ class Context:
             outputs: How many new outputs to make, or the exact tensors to produce
                 (a rule passes an original real output to keep its name).
             name: The node name; by default `{node}_{op}` for the running rule.
+            domain: The op's domain; the default one when empty.
 
         Returns:
             The output tensor when `outputs` is 1, else the list of outputs.
@@ -477,7 +489,9 @@ class Context:
                 outs = [gs.Variable(self.unique(f"{node_name}_{i}")) for i in range(outputs)]
         else:
             outs = list(outputs)
-        self.graph.nodes.append(gs.Node(op, node_name, dict(attrs or {}), ins, outs))
+        self.graph.nodes.append(
+            gs.Node(op, node_name, dict(attrs or {}), ins, outs, domain=domain or None)
+        )
         self.emitted += 1
         return outs[0] if isinstance(outputs, int) and outputs == 1 else outs
 

@@ -4,7 +4,7 @@ complex values, recorded in the model itself.
 A rewritten model says it in one `metadata_props` entry, `onnx_decomplex.io`, whose
 value is JSON:
 
-    {"format": "onnx_decomplex.io", "version": 1, "target": "onnxruntime",
+    {"format": "onnx_decomplex.io", "version": 1, "target": "onnx",
      "layout": "last axis of size 2: real, imaginary",
      "inputs": [{"name": "x", "dtype": "complex64", "shape": ["batch", 48],
                  "packed_dtype": "float32", "packed_shape": ["batch", 48, 2],
@@ -71,7 +71,7 @@ class Packed:
 class Contract:
     """Every packed graph input and output of a model, and the target it was made for."""
 
-    target: str = "onnxruntime"
+    target: str = "onnx"
     inputs: list[Packed] = field(default_factory=list)
     outputs: list[Packed] = field(default_factory=list)
 
@@ -160,7 +160,7 @@ def _spelled_info(v: onnx.ValueInfoProto) -> str:
 
 
 def contract_of(
-    original: onnx.ModelProto, rewritten: onnx.ModelProto, target: str = "onnxruntime"
+    original: onnx.ModelProto, rewritten: onnx.ModelProto, target: str = "onnx"
 ) -> Contract:
     """The packed inputs and outputs of `rewritten`: those complex in `original` (the
     native-complex model it was rewritten from)."""

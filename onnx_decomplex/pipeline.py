@@ -77,7 +77,9 @@ def _with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 MUL_STRATEGIES = ("auto", "four", "gauss")
-TARGETS = ("onnxruntime", "tensorrt")
+TARGETS = ("onnx", "onnxruntime", "tensorrt")
+"""onnx: standard ops only, for any runtime; onnxruntime: its own (com.microsoft) ops
+too where they are faster; tensorrt: what TensorRT's parser takes."""
 
 
 def upgrade_opset(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
@@ -152,7 +154,7 @@ def decomplex(
     mul_strategy: str = "auto",
     target_opset: int | None = None,
     external_dir: str | Path | None = None,
-    target: str = "onnxruntime",
+    target: str = "onnx",
     keep_double: bool = False,
 ) -> tuple[onnx.ModelProto, Report]:
     """Rewrites every complex value of `model` into the packed-real layout.
@@ -176,9 +178,11 @@ def decomplex(
         external_dir: Where the external data of tensors not loaded yet lives (see
             `read_model(..., stream=True)`). Only the constants that rewritten nodes
             read are loaded; the others keep pointing at their files.
-        target: "onnxruntime" (the packed-real model as it is), or "tensorrt": then
-            what TensorRT's parser lacks is lowered too (DFT and STFT to MatMul,
-            Compress to Gather) and float64 is narrowed to float32.
+        target: "onnx" (standard ops only: the packed-real model any runtime runs),
+            "onnxruntime" (onnxruntime's own ops too, where faster: RoPE as
+            com.microsoft.RotaryEmbedding below opset 23), or "tensorrt": then what
+            TensorRT's parser lacks is lowered too (DFT and STFT to MatMul, Compress
+            to Gather) and float64 is narrowed to float32.
         keep_double: With target "tensorrt", leave float64 as it is.
 
     Returns:
@@ -244,7 +248,7 @@ def decomplex(
         report.casts += a.casts
         report.rewritten += len(a.nodes)
 
-    ctx = rewrite(graph, analysis, opset, mul_strategy)
+    ctx = rewrite(graph, analysis, opset, mul_strategy, contrib=target == "onnxruntime")
     out = _exported(tidy(graph), model)
     out = _for_target(out, target, opset, keep_double, external_dir, report)
     out = _defaults_back(out, defaults)
@@ -360,7 +364,7 @@ class ConvertOptions:
     external_data: bool | None = None
     mul_strategy: str = "auto"
     target_opset: int | None = None
-    target: str = "onnxruntime"
+    target: str = "onnx"
     keep_double: bool = False
     validate_timeout: float | None = DEFAULT_TIMEOUT
     edge_values: bool = EDGES_BY_DEFAULT
@@ -482,7 +486,7 @@ def convert_file(
     external_data: bool | None = None,
     mul_strategy: str = "auto",
     target_opset: int | None = None,
-    target: str = "onnxruntime",
+    target: str = "onnx",
     keep_double: bool = False,
     engine: EngineOptions | None = None,
     progress: Progress | None = None,

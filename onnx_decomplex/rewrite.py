@@ -17,7 +17,13 @@ def _packed_shape(t: gs.Tensor) -> list | None:
     return None if t.shape is None else [*t.shape, 2]
 
 
-def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str = "auto") -> Context:
+def rewrite(
+    graph: gs.Graph,
+    analysis: Analysis,
+    opset: int,
+    mul_strategy: str = "auto",
+    contrib: bool = False,
+) -> Context:
     """Rewrites every complex value of `graph` into packed-real form, in place.
 
     Complex graph inputs and outputs keep their names and dims, with a trailing 2.
@@ -28,11 +34,12 @@ def rewrite(graph: gs.Graph, analysis: Analysis, opset: int, mul_strategy: str =
         analysis: The result of `analyze(graph)`, with nothing unsupported.
         opset: The default-domain opset of the model.
         mul_strategy: Passed to the context: "auto", "four" or "gauss".
+        contrib: Whether onnxruntime's com.microsoft ops may be emitted.
 
     Returns:
         The context, which holds the explanations and counts of what was done.
     """
-    ctx = Context(graph, analysis, opset, mul_strategy)
+    ctx = Context(graph, analysis, opset, mul_strategy, contrib)
     _rewrite_graph(ctx, graph, analysis)
     return ctx
 

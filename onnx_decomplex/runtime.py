@@ -94,4 +94,6 @@ class Session:
 
     def __getattr__(self, name: str):
         # get_inputs, get_outputs, get_providers, ...: the packed model's, as they are.
+        if name == "session":  # not made: __init__ failed
+            raise AttributeError(name)
         return getattr(self.session, name)

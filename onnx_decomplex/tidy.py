@@ -65,8 +65,14 @@ def tidy(graph: gs.Graph) -> gs.Graph:
     return graph.cleanup(remove_unused_graph_inputs=False).toposort()
 
 
+EMITTED_DOMAINS = {"com.microsoft": 1}
+"""Domains rules may emit besides the default one (for the onnxruntime target), with
+the version to import when the model does not import them already."""
+
+
 def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
-    """Carries over what the graph export does not: versions, metadata, functions.
+    """Carries over what the graph export does not: versions (and the import of a
+    domain the rewrite emitted), metadata, functions.
 
     value_info is dropped, in subgraphs too: complex labels are gone, and exporters that lower
     complex values themselves leave real labels with the wrong shapes. The check
@@ -75,6 +81,10 @@ def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
     dst.ir_version = src.ir_version
     del dst.opset_import[:]
     dst.opset_import.extend(src.opset_import)
+    imported = {o.domain for o in dst.opset_import}
+    used = {n.domain for g in graphs_in(dst.graph) for n in g.node}
+    for domain in sorted(used & set(EMITTED_DOMAINS) - imported):
+        dst.opset_import.append(onnx.helper.make_opsetid(domain, EMITTED_DOMAINS[domain]))
     for field in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
         setattr(dst, field, getattr(src, field))
     del dst.metadata_props[:]

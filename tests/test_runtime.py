@@ -14,6 +14,7 @@ from onnx import helper
 from onnx_decomplex import Session, decomplex, pack, read_contract, unpack, validate
 from onnx_decomplex.contract import KEY, Contract, Packed, record
 from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.load import graphs_in
 from onnx_decomplex.pipeline import convert_file
 from onnx_decomplex.reference import evaluator
 
@@ -89,7 +90,7 @@ def _mul_model(dtype=C64):
 def test_the_contract_names_each_packed_input_and_output():
     out, report = decomplex(_mul_model())
     contract = read_contract(out)
-    assert contract == report.contract and contract.target == "onnxruntime"
+    assert contract == report.contract and contract.target == "onnx"
     assert [p.name for p in contract.inputs] == ["x", "w"]
     assert [p.name for p in contract.outputs] == ["y"]
     x = contract.inputs[0]
@@ -243,10 +244,14 @@ def test_every_model_runs_in_a_session_and_keeps_its_contract(name, tmp_path):
         assert name in NOT_CONVERTED
         return
     assert name not in NOT_CONVERTED
+    # The default target, onnx, brings in no op outside the standard domain.
+    written = onnx.load(out, load_external_data=False)
+    domains = {n.domain for g in graphs_in(written.graph) for n in g.node}
+    source = onnx.load(src, load_external_data=False)
+    assert domains <= {"", "ai.onnx"} | {n.domain for g in graphs_in(source.graph) for n in g.node}
     # The metadata round-trips through the written file.
     contract = read_contract(out) or Contract()
     assert contract == result.report.contract
-    written = onnx.load(out, load_external_data=False)
     for kind, entries in (("input", contract.inputs), ("output", contract.outputs)):
         declared = {v.name: v for v in getattr(written.graph, kind)}
         for p in entries:
@@ -265,6 +270,20 @@ def test_every_model_runs_in_a_session_and_keeps_its_contract(name, tmp_path):
             runner=_session_runner(session, contract),
         )  # fmt: skip
         assert again.passed, again.outputs
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime", "tensorrt"])
+@pytest.mark.parametrize(
+    "name",
+    [m for m in MODELS if "/" not in m and m not in NOT_CONVERTED and m != "no_complex.onnx"],
+)
+def test_every_fixture_matches_the_reference_for_every_target(name, target):
+    model = onnx.load(FIXTURES / name)
+    out, report = decomplex(model, target=target)
+    assert report.contract.target == target
+    onnx.checker.check_model(out, full_check=True)
+    result = validate(model, out, atol=1e-4 if target == "tensorrt" else 1e-5)
+    assert result.passed, result.outputs
 
 
 def test_the_models_swept_include_every_corpus():

@@ -1,4 +1,6 @@
-"""A complex value times a position table, as one opset-23 RotaryEmbedding node.
+"""A complex value times a position table, as one RotaryEmbedding node: the
+standard one from opset 23, or onnxruntime's own (com.microsoft) at any opset when
+the target is onnxruntime.
 
 RoPE views each (even, odd) pair of a head vector as a complex number and multiplies
 it by a table that varies with position and frequency, not with the head:
@@ -14,6 +16,12 @@ The node takes X as [B, S, H*D] (with num_heads) or [B, H, S, D], and cos/sin ca
 of [B, S, D/2] when it is given no position ids. Those 3-D caches are the table
 broadcast to [B, S, D/2]: that covers whatever the table broadcasts over (batch,
 sequence, frequency). The op has no double type, so only complex64 is rewritten so.
+
+onnxruntime's com.microsoft.RotaryEmbedding takes X as [B, S, H*D] (with num_heads)
+or [B, H, S, D], a position offset, and 2-D caches of [positions, D/2]: the table
+at positions 0, 1, ..., S - 1. It serves tables that do not vary with the batch.
+Below opset 23 with the onnxruntime target it is the node; from 23 the standard one
+is, which onnxruntime 1.32 runs faster on the CPU (see `bench/`).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 ROTARY_OPSET = 23
+CONTRIB = "com.microsoft"
 
 
 def _layout(z_shape: list, w_shape: list) -> tuple[int, int | None] | None:
@@ -62,25 +71,42 @@ def _cache_parts(ctx, w, rank: int, head: int | None, dtype):
     return tuple(ctx.emit("Reshape", [p, dims]) for p in ctx.pair(w, dtype))
 
 
+def _fits(ctx, z, w, dtype):
+    """(z's shape, the table's shape aligned to z's rank, sequence axis, head axis)
+    when y = z w can be one rotary node at all, else None."""
+    if np.dtype(dtype) != np.float32:
+        return None
+    if not ctx.has_packed(z) or ctx.prefers_pair(z):
+        return None
+    z_shape, w_shape = ctx.shape(z), ctx.shape(w)
+    if z_shape is None or w_shape is None or not ctx.broadcasts_into(w, z):
+        return None
+    if 0 in z_shape:
+        return None  # the node's Reshape(0, 0, -1) cannot infer -1 from no elements
+    layout = _layout(z_shape, w_shape)
+    if layout is None:
+        return None
+    aligned = [1] * (len(z_shape) - len(w_shape)) + list(w_shape)
+    return z_shape, aligned, *layout
+
+
 def rotate(ctx, y, z, w, dtype) -> bool:
-    """y = z w as RotaryEmbedding, when the opset, the precision and the shapes allow.
+    """y = z w as a RotaryEmbedding node, when the opset (or the target), the precision
+    and the shapes allow.
 
     z must already be packed (the node reads the interleaved layout), and w must
     broadcast into z without widening it.
     """
-    if ctx.opset < ROTARY_OPSET or np.dtype(dtype) != np.float32:
+    fits = _fits(ctx, z, w, dtype)
+    if fits is None:
         return False
-    if not ctx.has_packed(z) or ctx.prefers_pair(z):
-        return False
-    z_shape, w_shape = ctx.shape(z), ctx.shape(w)
-    if z_shape is None or w_shape is None or not ctx.broadcasts_into(w, z):
-        return False
-    if 0 in z_shape:
-        return False  # the node's Reshape(0, 0, -1) cannot infer -1 from no elements
-    layout = _layout(z_shape, w_shape)
-    if layout is None:
-        return False
-    seq, head = layout
+    if ctx.opset >= ROTARY_OPSET:
+        return _standard(ctx, y, z, w, dtype, *fits)
+    return ctx.contrib and _contrib(ctx, y, z, w, dtype, *fits)
+
+
+def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> bool:
+    """The opset-23 node, with [B, S, D/2] caches."""
     rank = len(z_shape)
     heads = 1 if rank == 3 else z_shape[head]
     three_d = rank == 3 or head == 2
@@ -110,5 +136,46 @@ def rotate(ctx, y, z, w, dtype) -> bool:
     ctx.set_packed(y, ctx.emit("Reshape", [rotated, shape]))
     ctx.explain(
         f"complex times a position table: one RotaryEmbedding ({'3-D' if three_d else '4-D'})"
+    )
+    return True
+
+
+def _contrib(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> bool:
+    """onnxruntime's node, with [S, D/2] caches read from position 0."""
+    rank = len(z_shape)
+    if aligned[0] != 1:
+        return False  # a table per batch row: the caches are indexed by position only
+    heads = 1 if rank == 3 else z_shape[head]
+    three_d = rank == 3 or head == 2
+    if three_d and not isinstance(heads, int):
+        return False
+    rows, cols = z_shape[seq], z_shape[-1]
+    zp = ctx.packed(z, dtype)
+    value = ctx.constant(w)
+    if value is not None:
+        if not (isinstance(rows, int) and isinstance(cols, int)):
+            return False
+        table = np.broadcast_to(value.reshape(aligned[seq], aligned[-1]), (rows, cols))
+        caches = [np.ascontiguousarray(p.astype(dtype)) for p in (table.real, table.imag)]
+    else:
+        unknown = [d for d in (aligned[seq], aligned[-1]) if not isinstance(d, int)]
+        if len(unknown) > 1:
+            return False  # one Reshape spells one unknown dim
+        dims = np.array([d if isinstance(d, int) else -1 for d in (aligned[seq], aligned[-1])])
+        to = ctx.emit("Gather", [ctx.emit("Shape", [zp]), np.array([seq, rank - 1], np.int64)])
+        caches = [
+            ctx.emit("Expand", [ctx.emit("Reshape", [p, dims.astype(np.int64)]), to])
+            for p in ctx.pair(w, dtype)
+        ]
+    static = all(isinstance(d, int) for d in z_shape)
+    shape = np.array([*z_shape, 2], np.int64) if static else ctx.emit("Shape", [zp])
+    x = ctx.emit("Reshape", [zp, np.array([0, 0, -1] if three_d else [0, 0, 0, -1], np.int64)])
+    position = np.array([0], np.int64)
+    attrs = {"interleaved": 1, **({"num_heads": heads} if three_d else {})}
+    rotated = ctx.emit("RotaryEmbedding", [x, position, *caches], attrs, domain=CONTRIB)
+    ctx.set_packed(y, ctx.emit("Reshape", [rotated, shape]))
+    ctx.explain(
+        f"complex times a position table: one com.microsoft.RotaryEmbedding "
+        f"({'3-D' if three_d else '4-D'})"
     )
     return True

@@ -118,3 +118,68 @@ def test_target_opset_on_a_model_without_complex_values_still_upgrades():
     out, report = decomplex(m, target_opset=23)
     assert not report.has_complex
     assert out.opset_import[0].version == 23 and out.ir_version >= 11
+
+
+# The onnxruntime target: com.microsoft.RotaryEmbedding at any opset
+
+
+def _contrib_rewrites(model):
+    """The three checks with the onnxruntime target; returns (op, domain) pairs."""
+    out, report = decomplex(model, target="onnxruntime")
+    assert find_complex(out) == []
+    onnx.checker.check_model(out, full_check=True)
+    result = validate(model, out)
+    assert result.outputs and result.passed, result.outputs
+    assert ("com.microsoft", 1) in [(o.domain, o.version) for o in out.opset_import] or not any(
+        n.domain == "com.microsoft" for n in out.graph.node
+    )
+    return [(n.op_type, n.domain) for n in out.graph.node]
+
+
+def test_onnxruntime_target_uses_its_own_node_below_opset_23():
+    ops = _contrib_rewrites(FIXTURES.rope(False))
+    assert ops.count(("RotaryEmbedding", "com.microsoft")) == 1
+    assert not {"Mul", "Sub", "Add", "Concat", "Split"} & {op for op, _ in ops}
+
+
+@pytest.mark.parametrize(
+    "z_shape, table_shape",
+    [
+        (["b", 6, 3, 4], [1, 6, 1, 4]),  # [B, S, H, D/2]
+        (["b", 3, 6, 4], [6, 4]),  # [B, H, S, D/2]: the node's 4-D layout
+        (["b", 6, 4], [6, 4]),  # [B, S, D/2]: one head
+        ([2, 6, 3, 4], [6, 1, 1]),  # the same angle for every frequency
+    ],
+)
+def test_onnxruntime_target_table_layouts(z_shape, table_shape):
+    model = _table_model(z_shape, crandn(RNG, table_shape), opset=18)
+    ops = _contrib_rewrites(model)
+    assert ("RotaryEmbedding", "com.microsoft") in ops and ("Mul", "") not in ops
+
+
+def test_onnxruntime_target_runtime_table():
+    m = make_model(
+        [helper.make_node("Mul", ["z", "w"], ["y"])],
+        [vi("z", np.complex64, ["b", 6, 3, 4]), vi("w", np.complex64, [6, 1, 4])],
+        [vi("y", np.complex64, ["b", 6, 3, 4])],
+        opset=18,
+    )
+    assert ("RotaryEmbedding", "com.microsoft") in _contrib_rewrites(m)
+
+
+def test_onnxruntime_target_keeps_a_table_per_batch_row_as_products():
+    # Its caches are indexed by position alone.
+    model = _table_model([2, 6, 3, 4], crandn(RNG, [2, 6, 1, 4]), opset=18)
+    assert ("RotaryEmbedding", "com.microsoft") not in _contrib_rewrites(model)
+
+
+def test_onnx_target_emits_standard_ops_only():
+    out, _ = decomplex(FIXTURES.rope(False))
+    assert {n.domain for n in out.graph.node} <= {""}
+    assert [o.domain for o in out.opset_import] == [""]
+
+
+def test_from_opset_23_the_standard_node_for_onnxruntime_too():
+    # onnxruntime runs its standard RotaryEmbedding faster than its own (bench/).
+    out, _ = decomplex(FIXTURES.rope(False), target="onnxruntime", target_opset=23)
+    assert [n.domain for n in out.graph.node if n.op_type == "RotaryEmbedding"] == [""]
