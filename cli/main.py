@@ -260,7 +260,7 @@ def _exit_with(error: DecomplexError) -> None:
 )
 @option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
 @option("-v", "--verbose", is_flag=True, group="Output", help="Explain each rewritten node.")
-@click.version_option(__version__, "--version", package_name="onnx-decomplex")
+@click.version_option(__version__, "-V", "--version", prog_name="onnx-decomplex")
 def main(
     src,
     dst,
