@@ -1,5 +1,5 @@
 """What a new user meets before the first conversion: the commands, the version, the
-license and the package metadata."""
+license, the package metadata and `make help`."""
 
 import importlib.metadata
 import re
@@ -56,3 +56,18 @@ def test_classifiers_follow_requires_python():
         assert c in classifiers
     # The license is the SPDX expression alone: setuptools refuses a License classifier too.
     assert not [c for c in classifiers if c.startswith("License ::")]
+
+
+def test_make_help_lists_every_target():
+    makefile = (ROOT / "Makefile").read_text()
+    phony = re.search(r"^\.PHONY: (.*)$", makefile, re.M).group(1).split()
+    described = re.findall(r"^## ([a-z-]+): ", makefile, re.M)
+    assert sorted(described) == sorted(phony)
+    run = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    listed = [line.split()[1] for line in run.stdout.splitlines()]
+    assert listed == described
+    assert "make docs            regenerate docs/ops.md" in run.stdout
+    # A bare `make` is `make help`: it installs nothing.
+    bare = subprocess.run(["make", "-s"], cwd=ROOT, capture_output=True, text=True)
+    assert bare.stdout == run.stdout
