@@ -5,7 +5,15 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: run test test-slow test-gpu fuzz bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf coverage clean
+.PHONY: help run test test-slow test-gpu fuzz bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf docs coverage clean
+
+# A bare `make` lists the targets; every target that needs the venv still creates it.
+.DEFAULT_GOAL := help
+
+## help: list these targets, from their `## target: what it does` lines
+help:
+	@awk '/^## [a-z-]+: / { sub(/^## /, ""); i = index($$0, ": "); \
+		printf "  make %-15s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,10 +68,12 @@ zoo: $(STAMP)
 zoo-baseline: $(STAMP)
 	$(BIN)/onnx-decomplex fixtures out/zoo --baseline fixtures/baseline.json --update-baseline
 
+## lint: ruff check and ruff's format check, as CI runs them
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+## format: apply ruff's fixes and formatting
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
@@ -72,25 +82,30 @@ format: $(STAMP)
 fixtures: $(STAMP)
 	$(BIN)/python fixtures/make_fixtures.py
 
-coverage: $(STAMP)
-	$(BIN)/python -m onnx_decomplex.coverage README.md
+## docs: regenerate docs/ops.md, the op coverage table, from the rule registry
+docs: $(STAMP)
+	$(BIN)/python -m onnx_decomplex.coverage docs/ops.md
 
+## coverage: the same as docs
+coverage: docs
+
+## clean: remove the venv, out/ and the test caches
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis *.egg-info
 
-# Regenerates fixtures/jax2onnx/ with the real exporter, in its own environment.
+## fixtures-jax: regenerate fixtures/jax2onnx/ with the real exporter, in its own environment
 fixtures-jax:
 	python3 -m venv .venv-jax
 	.venv-jax/bin/pip install -q -r fixtures/jax2onnx/requirements.txt
 	cd fixtures/jax2onnx && ../../.venv-jax/bin/python make_jax2onnx.py
 
-# Regenerates fixtures/torch/ with torch.onnx (dynamo), in its own environment.
+## fixtures-torch: regenerate fixtures/torch/ with torch.onnx (dynamo), in its own environment
 fixtures-torch:
 	python3 -m venv .venv-torch
 	.venv-torch/bin/pip install -q -r fixtures/torch/requirements.txt
 	.venv-torch/bin/python fixtures/torch/make_torch.py
 
-# Regenerates fixtures/tf2onnx/ with tf2onnx, in its own environment.
+## fixtures-tf: regenerate fixtures/tf2onnx/ with tf2onnx, in its own environment
 fixtures-tf:
 	python3 -m venv .venv-tf
 	.venv-tf/bin/pip install -q -r fixtures/tf2onnx/requirements.txt

@@ -65,7 +65,7 @@ def _exit_with(error: DecomplexError) -> None:
     multiple=True,
     metavar="SPEC",
     group="Validation",
-    help=f"Shapes for inputs with symbolic dims: name:1x8x128 or name:[1,8,128], comma- or "
+    help=f"Shapes for inputs with symbolic dims: 'name:1x8x128' or 'name:[1,8,128]', comma- or "
     f"option-separated. Dims nobody fixes are {DEFAULT_DIM}.",
 )
 @option(
@@ -184,7 +184,7 @@ def _exit_with(error: DecomplexError) -> None:
     multiple=True,
     metavar="SPEC",
     group="TensorRT",
-    help="Profile shapes for dynamic inputs: name:1x8x128 or name:[1,8,128]; a complex "
+    help="Profile shapes for dynamic inputs: 'name:1x8x128' or 'name:[1,8,128]'; a complex "
     "input's logical shape (the trailing 2 is added) or its packed one.",
 )
 @option("--trt-opt-shapes", multiple=True, metavar="SPEC", group="TensorRT",
@@ -263,7 +263,7 @@ def _exit_with(error: DecomplexError) -> None:
 )
 @option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
 @option("-v", "--verbose", is_flag=True, group="Output", help="Explain each rewritten node.")
-@click.version_option(__version__, "--version", package_name="onnx-decomplex")
+@click.version_option(__version__, "-V", "--version", prog_name="onnx-decomplex")
 def main(
     src,
     dst,

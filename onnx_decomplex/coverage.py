@@ -1,9 +1,10 @@
-"""The op coverage table in the README, made from the rule registry.
+"""The op coverage table in docs/ops.md, made from the rule registry.
 
-    python -m onnx_decomplex.coverage            # print the table
-    python -m onnx_decomplex.coverage README.md  # rewrite the table in that file
+    python -m onnx_decomplex.coverage               # print the table
+    python -m onnx_decomplex.coverage docs/ops.md   # rewrite the table in that file
 
-A test checks that the README holds exactly what this prints.
+Only the part between the coverage markers is rewritten; the text around it is the
+file's own. A test checks that docs/ops.md holds exactly what this prints.
 """
 
 from __future__ import annotations
@@ -51,19 +52,31 @@ def table() -> str:
 
 
 def replace_in(text: str) -> str:
-    """`text` with the part between the coverage markers replaced by `table()`."""
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
+    """`text` with the part between the coverage markers replaced by `table()`.
+
+    Raises:
+        ValueError: `text` lacks a marker, or has them out of order.
+    """
+    head, start, rest = text.partition(START)
+    _, end, tail = rest.partition(END)
+    if not (start and end):
+        raise ValueError(f"no '{START}' ... '{END}' markers, in that order")
     return f"{head}{START}\n{table()}\n{END}{tail}"
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str]) -> int:
+    """Prints the table, or rewrites it in the file named by `argv[0]`; the exit status."""
     if not argv:
         print(table())
-        return
+        return 0
     path = Path(argv[0])
-    path.write_text(replace_in(path.read_text()))
+    try:
+        path.write_text(replace_in(path.read_text()))
+    except (OSError, ValueError) as e:
+        print(f"error: {path}: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

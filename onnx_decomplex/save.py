@@ -95,6 +95,13 @@ def _copy_range(src, out, start: int, size: int):
         offset += n
 
 
+def _to_move(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """The tensors that go to the data file: those still in a source file, and loaded
+    ones of INLINE_MAX_BYTES or more."""
+    return [t for t in graph_tensors(model.graph)
+            if uses_external_data(t) or len(t.raw_data) >= INLINE_MAX_BYTES]  # fmt: skip
+
+
 def _write_data(model, data: Path, source_dir: Path | None, progress: Progress | None) -> None:
     """Moves tensor data into the file `data`, editing `model`'s tensors to point at it.
 
@@ -102,8 +109,7 @@ def _write_data(model, data: Path, source_dir: Path | None, progress: Progress |
     stays flat whatever their size; loaded tensors of INLINE_MAX_BYTES or more are
     written from memory.
     """
-    moved = [t for t in graph_tensors(model.graph)
-             if uses_external_data(t) or len(t.raw_data) >= INLINE_MAX_BYTES]  # fmt: skip
+    moved = _to_move(model)
     if any(uses_external_data(t) for t in moved) and source_dir is None:
         raise SaveError("the model points at external data, but not where it lives", file=str(data))
     sizes = [external_length(t, source_dir) if uses_external_data(t) else len(t.raw_data)
@@ -164,6 +170,8 @@ def stage_model(
         external_data = pointing or model.ByteSize() >= TWO_GB
     if pointing and not external_data:
         raise SaveError("a model that points at external data is written with it", file=str(path))
+    # Nothing to move out: no data file, rather than an empty one that nothing points at.
+    external_data = external_data and bool(_to_move(model))
     tmp = transaction.folder(path)
     try:
         if external_data:

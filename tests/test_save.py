@@ -13,7 +13,7 @@ from onnx.external_data_helper import uses_external_data
 from onnx_decomplex import decomplex
 from onnx_decomplex.load import STREAM_MIN_BYTES, read_model
 from onnx_decomplex.pipeline import convert_file
-from onnx_decomplex.save import save_model
+from onnx_decomplex.save import INLINE_MAX_BYTES, save_model
 
 SIDE = 1024  # a 1024 x 1024 float32 weight: 4 MiB, over STREAM_MIN_BYTES
 
@@ -149,3 +149,54 @@ def test_a_weight_with_no_length_entry_also_stays_on_disk(tmp_path):
     onnx.save(model, str(src))
     loaded, _ = read_model(src, stream=True)
     assert uses_external_data(next(t for t in loaded.graph.initializer if t.name == "w"))
+
+
+@pytest.mark.parametrize(
+    "fixture, stored, external_data",
+    [
+        ("complex_io.onnx", "inline", True),  # --external-data
+        ("complex_io.onnx", "external", None),  # IN keeps its data externally
+        ("no_complex.onnx", "external", None),  # passed through, re-saved
+    ],
+)
+def test_no_data_file_when_every_weight_fits_inline(tmp_path, root, fixture, stored, external_data):
+    # These fixtures' weights are all under INLINE_MAX_BYTES, before and after the
+    # rewrite: nothing ends up external, so no empty OUT.data, and nothing points at one.
+    model = onnx.load(root / "fixtures" / fixture)
+    assert all(len(t.raw_data) < INLINE_MAX_BYTES for t in model.graph.initializer)
+    (tmp_path / "in").mkdir()
+    src = tmp_path / "in" / fixture
+    if stored == "external":
+        onnx.save(model, src, save_as_external_data=True, location="in.data", size_threshold=0)
+        assert (tmp_path / "in" / "in.data").stat().st_size > 0
+    else:
+        onnx.save(model, src)
+    (tmp_path / "out").mkdir()
+    dst = tmp_path / "out" / "x.onnx"
+    result = convert_file(src, dst, external_data=external_data)
+    assert result.ok
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["x.onnx"]
+    written = onnx.load(dst, load_external_data=False)
+    assert not any(uses_external_data(t) for t in written.graph.initializer)
+    onnx.checker.check_model(str(dst), full_check=True)
+
+
+def test_save_model_writes_a_data_file_only_for_what_moves(tmp_path):
+    small = make_model(
+        [helper.make_node("Add", ["x", "b"], ["y"])],
+        [vi("x", np.float32, [4])],
+        [vi("y", np.float32, [4])],
+        [numpy_helper.from_array(np.ones(4, np.float32), "b")],
+    )
+    assert save_model(small, tmp_path / "small.onnx", external_data=True) == [
+        tmp_path / "small.onnx"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.onnx"]
+    # One weight of INLINE_MAX_BYTES moves: then the data file is written, and holds it.
+    big = onnx.ModelProto()
+    big.CopyFrom(small)
+    big.graph.initializer.append(
+        numpy_helper.from_array(np.zeros(INLINE_MAX_BYTES // 4, np.float32), "unused")
+    )
+    save_model(big, tmp_path / "big.onnx", external_data=True)
+    assert (tmp_path / "big.onnx.data").stat().st_size == INLINE_MAX_BYTES

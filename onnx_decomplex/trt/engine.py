@@ -20,8 +20,13 @@ from ..errors import DecomplexError
 from ..files import Transaction
 from .profiles import Profile
 
+INDEX_URL = "https://pypi.nvidia.com"
+"""NVIDIA's package index, where TensorRT's pip packages take their libraries from."""
+
 INSTALL_HINT = (
-    "pip install 'onnx-decomplex[trt]' on a machine with an NVIDIA driver for CUDA 12 or 13"
+    f"pip install 'tensorrt>=10' 'cuda-bindings>=12' --extra-index-url {INDEX_URL} "
+    "(CUDA 13 builds, for an NVIDIA driver 580 or newer; for a CUDA 12 driver, 535 or newer: "
+    "'tensorrt-cu12>=10' 'cuda-bindings>=12,<13'); an engine build needs an NVIDIA GPU and driver"
 )
 MIN_MAJOR = 10
 

@@ -7,7 +7,9 @@ skip and say why. `make test-gpu` runs them alone.
 from __future__ import annotations
 
 import enum
+import importlib.metadata
 import importlib.util
+import shlex
 import subprocess
 import sys
 import types
@@ -28,7 +30,7 @@ HAS_TENSORRT = importlib.util.find_spec("tensorrt") is not None
 def _gpu_reason() -> str | None:
     """Why engine tests cannot run here, or None when they can."""
     if not HAS_TENSORRT:
-        return "TensorRT is not installed (pip install 'onnx-decomplex[trt]')"
+        return f"TensorRT is not installed ({engine.INSTALL_HINT})"
     try:
         engine.gpu_count()
     except EngineError as e:
@@ -57,7 +59,22 @@ def test_import_error_is_one_clear_line():
         engine.import_tensorrt()
     text = str(e.value)
     assert text.startswith("TensorRT is not available (No module named 'tensorrt')")
-    assert "pip install 'onnx-decomplex[trt]'" in text and "\n" not in text
+    assert engine.INSTALL_HINT in text and "\n" not in text
+
+
+def test_install_hint_names_the_trt_extra_and_its_index():
+    # The hint is typed wherever the tool is installed, from a clone or not: it names the
+    # `trt` extra's TensorRT and CUDA requirements, quoted for the shell, and their index.
+    extra = [r.split(";")[0].strip() for r in importlib.metadata.requires("onnx-decomplex")
+             if r.replace(" ", "").endswith('extra=="trt"')]  # fmt: skip
+    wanted = [r for r in extra if r.startswith(("tensorrt", "cuda-bindings"))]
+    assert len(wanted) == 2, extra
+    hint = engine.INSTALL_HINT
+    command = hint.split(" (")[0]
+    assert command.startswith("pip install ") and " -e " not in command
+    assert sorted(shlex.split(command)[2:4]) == sorted(wanted)
+    assert command.endswith(" --extra-index-url https://pypi.nvidia.com")
+    assert "NVIDIA GPU and driver" in hint and "'tensorrt-cu12>=10'" in hint
 
 
 @pytest.mark.skipif(HAS_TENSORRT, reason="TensorRT is installed here")
