@@ -46,8 +46,9 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
         for key in SAME:
             if report.data.get(key) != first.data.get(key):
                 raise DecomplexError(
-                    f"its {key} {_short(report.data.get(key))} differs from "
-                    f"{_short(first.data.get(key))} in {first_path}: not shards of one run",
+                    f"not the same {key} as {first_path}: "
+                    f"{_difference(report.data.get(key), first.data.get(key))}; "
+                    "not shards of one run",
                     file=str(path),
                 )
         if report.shard.count != count:
@@ -96,6 +97,14 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
     return Report(data, sorted(records, key=lambda r: r.path))
 
 
-def _short(value) -> str:
+def _difference(value, other) -> str:
+    """`value` against `other`, JSON: by key for two objects (the options)."""
+    if isinstance(value, dict) and isinstance(other, dict):
+        keys = sorted(k for k in value.keys() | other.keys() if value.get(k) != other.get(k))
+        return ", ".join(f"{k} {_json(value.get(k))}, not {_json(other.get(k))}" for k in keys)
+    return f"{_json(value)}, not {_json(other)}"
+
+
+def _json(value) -> str:
     text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= 60 else text[:57] + "..."
