@@ -25,7 +25,7 @@ from onnx_decomplex.validate import (
 )
 from onnx_decomplex.zoo import find_models
 
-from .folder import run_folder_mode
+from .folder import parse_shard, run_folder_mode
 from .groups import GroupedCommand, option
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
 
@@ -221,6 +221,14 @@ def _exit_with(error: DecomplexError) -> None:
     help="Models converted at once, each in its own process.",
 )
 @option(
+    "--shard",
+    metavar="K/N",
+    callback=parse_shard,
+    group="Folder mode",
+    help="Convert only shard K of N (numbered from 1), for a CI job matrix: a model's shard "
+    "is a hash of its path. onnx-decomplex-merge merges the shards' reports.",
+)
+@option(
     "--report",
     type=click.Path(path_type=Path, dir_okay=False),
     group="Folder mode",
@@ -292,6 +300,7 @@ def main(
     builder_optimization_level,
     fp16,
     jobs,
+    shard,
     report,
     junit,
     baseline_path,
@@ -317,8 +326,9 @@ def main(
     # A terminated run unwinds like an interrupted one: its temporary files go.
     signal.signal(signal.SIGTERM, _terminated)
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
-    folder_only = {"--jobs": jobs != 1, "--report": report, "--junit": junit,
-                   "--baseline": baseline_path, "--update-baseline": update_baseline}  # fmt: skip
+    folder_only = {"--jobs": jobs != 1, "--shard": shard, "--report": report,
+                   "--junit": junit, "--baseline": baseline_path,
+                   "--update-baseline": update_baseline}  # fmt: skip
     engine_only = {"--trt-min-shapes": trt_min_shapes, "--trt-opt-shapes": trt_opt_shapes,
                    "--trt-max-shapes": trt_max_shapes, "--pool-limit": pool_limit,
                    "--timing-cache": timing_cache, "--fp16": fp16,
@@ -381,6 +391,7 @@ def main(
                 dst,
                 options,
                 jobs=jobs,
+                shard=shard,
                 report=report,
                 junit=junit,
                 baseline_path=baseline_path,

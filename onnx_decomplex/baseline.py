@@ -1,4 +1,5 @@
-"""Compare a folder run with an earlier report: what regressed, what improved.
+"""Read a folder run's JSON report back, every field checked, and compare a run with an
+earlier report (the baseline): what regressed, what improved.
 
 A regression is:
 - a model that passed (ok or no-complex) and no longer does, or is gone;
@@ -24,7 +25,14 @@ from pathlib import Path
 
 from .contract import IORow
 from .errors import DecomplexError
-from .zoo import READS_VERSIONS, STATUSES, ModelRecord, OutputError, records_from_json
+from .zoo import (
+    READS_VERSIONS,
+    STATUSES,
+    ModelRecord,
+    OutputError,
+    Shard,
+    records_from_json,
+)
 
 # Errors are compared from 1% of the tolerance up: float32 kernels differ by a few ulps
 # between CPUs, and an error that was exactly 0 must not make that a regression.
@@ -166,8 +174,55 @@ def _check_fields(entry, cls, where: str) -> None:
             raise ValueError(f"{where} field '{key}' is {json.dumps(value)[:40]}, not {kind}")
 
 
-def parse_baseline(data) -> list[ModelRecord]:
-    """The model records of a decoded JSON report, every field checked.
+_TOP_FIELDS = {"schema_version": (int,), "tool_version": (str,), "created": (str,),
+               "models_dir": (str,), "options": (dict,), "shard": (dict, type(None)),
+               "wall_seconds": (int, float), "models": (list,), "summary": (dict,),
+               "baseline": (dict,)}  # fmt: skip
+"""A report's fields, with the JSON types each may hold: any other field is refused."""
+
+
+@dataclass
+class Report:
+    """A JSON report read back, every field checked: `data` as decoded, its model records,
+    and its shard (None for a whole folder, or shards merged)."""
+
+    data: dict
+    records: list[ModelRecord]
+    shard: Shard | None = None
+
+
+def _check_top(data: dict) -> None:
+    for key, value in data.items():
+        types = _TOP_FIELDS.get(key)
+        if types is None:
+            raise ValueError(f"the report has an unknown field '{key}'")
+        ok = isinstance(value, types) and not isinstance(value, bool)
+        if ok and isinstance(value, float):
+            ok = math.isfinite(value)
+        if not ok:
+            kinds = " or ".join(dict.fromkeys(_JSON_KINDS[t.__name__] for t in types))
+            raise ValueError(f"its '{key}' is {json.dumps(value)[:40]}, not {kinds}")
+
+
+def _shard(value: dict | None) -> Shard | None:
+    """A report's `shard`: null, or {"index": K, "count": N} with 1 <= K <= N."""
+    if value is None:
+        return None
+    ints = [v for v in value.values() if isinstance(v, int) and not isinstance(v, bool)]
+    if (
+        set(value) == {"index", "count"}
+        and len(ints) == 2
+        and 1 <= value["index"] <= value["count"]
+    ):
+        return Shard(value["index"], value["count"])
+    raise ValueError(
+        f"its 'shard' is {json.dumps(value)[:60]}, not "
+        '{"index": K, "count": N} with 1 <= K <= N'
+    )
+
+
+def parse_report(data) -> Report:
+    """A decoded JSON report, every field checked.
 
     Raises:
         ValueError: Not a report of this tool, saying where.
@@ -182,6 +237,7 @@ def parse_baseline(data) -> list[ModelRecord]:
     models = data.get("models")
     if not isinstance(models, list):
         raise ValueError("its 'models' is missing or not a list")
+    _check_top(data)
     for i, m in enumerate(models):
         _check_fields(m, ModelRecord, f"models[{i}]")
         for key in ("path", "status"):
@@ -196,11 +252,20 @@ def parse_baseline(data) -> list[ModelRecord]:
                 missing = needed - set(o)
                 if missing:
                     raise ValueError(f"models[{i}].{key}[{j}] has no '{sorted(missing)[0]}'")
-    return records_from_json(data)
+    return Report(data, records_from_json(data), _shard(data.get("shard")))
 
 
-def read_baseline(path: str | Path) -> list[ModelRecord]:
-    """The model records of an earlier JSON report (see `parse_baseline`).
+def parse_baseline(data) -> list[ModelRecord]:
+    """The model records of a decoded JSON report (see `parse_report`)."""
+    return parse_report(data).records
+
+
+def read_report(path: str | Path, role: str = "baseline") -> Report:
+    """An earlier JSON report, every field checked (see `parse_report`).
+
+    Args:
+        path: The report's file.
+        role: What the file is to this run, for errors: "baseline", "shard report".
 
     Raises:
         DecomplexError: The file cannot be read, is not JSON, or is not a report of
@@ -209,9 +274,33 @@ def read_baseline(path: str | Path) -> list[ModelRecord]:
     try:
         data = json.loads(Path(path).read_bytes())
     except (OSError, ValueError) as e:
-        raise DecomplexError(f"cannot read the baseline: {e}", file=str(path)) from None
+        raise DecomplexError(f"cannot read the {role}: {e}", file=str(path)) from None
     try:
-        return parse_baseline(data)
+        return parse_report(data)
     except (ValueError, DecomplexError) as e:
         message = e.message if isinstance(e, DecomplexError) else str(e)
         raise DecomplexError(f"not a report of this tool: {message}", file=str(path)) from None
+
+
+def read_baseline(path: str | Path) -> list[ModelRecord]:
+    """The model records of an earlier JSON report (see `read_report`)."""
+    return read_report(path).records
+
+
+def baseline_for(report: Report, shard: Shard | None, path: str | Path) -> list[ModelRecord]:
+    """The records of a baseline that a run of `shard` (None: every model) compares
+    with: the shard's own models of a whole-folder baseline.
+
+    Raises:
+        DecomplexError: The baseline is one shard's report: a run sees the models of
+            its shard only, so every other model would count as gone or new.
+    """
+    if report.shard is not None:
+        raise DecomplexError(
+            f"the baseline is the report of shard {report.shard} alone; give the report "
+            "of a whole run, or the shards' reports merged",
+            file=str(path),
+        )
+    if shard is None:
+        return report.records
+    return [r for r in report.records if shard.holds(r.path)]

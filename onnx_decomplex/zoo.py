@@ -6,8 +6,10 @@ Records are sorted by path, so a report does not depend on `jobs`.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import multiprocessing
+import re
 import time
 import traceback
 from collections import Counter
@@ -82,11 +84,55 @@ class ModelRecord:
         return max(found) if found else None
 
 
-def find_models(root: Path, exclude: Path | None = None) -> list[Path]:
-    """Every .onnx file under `root`, recursively, sorted, skipping `exclude`."""
+@dataclass(frozen=True)
+class Shard:
+    """Share `index` of `count` (1-based) of a folder's models, for a CI job matrix.
+
+    A model's shard depends on its relative path alone (see `shard_of`), so that adding
+    or removing a model never moves another to a different shard.
+    """
+
+    index: int
+    count: int
+
+    def __post_init__(self):
+        if not 1 <= self.index <= self.count:
+            raise ValueError(f"shard {self}: K must be 1 to N (shards are numbered from 1)")
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """`K/N`, with 1 <= K <= N.
+
+        Raises:
+            ValueError: Not of that form, saying why.
+        """
+        m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+        if m is None:
+            raise ValueError(f"shard '{text}' is not K/N (such as 1/4)")
+        return cls(int(m[1]), int(m[2]))
+
+    def holds(self, rel: str) -> bool:
+        """Whether the model at `rel` (relative to the folder, with /) is in this shard."""
+        return shard_of(rel, self.count) == self.index
+
+
+def shard_of(rel: str, count: int) -> int:
+    """The shard, 1 to `count`, of the model at `rel`: sha256(rel) mod count, plus 1."""
+    digest = hashlib.sha256(rel.encode()).digest()
+    return int.from_bytes(digest, "big") % count + 1
+
+
+def find_models(root: Path, exclude: Path | None = None, shard: Shard | None = None) -> list[Path]:
+    """Every .onnx file under `root`, recursively, sorted, skipping `exclude` and, with
+    a shard, the models of other shards."""
     found = []
     for path in sorted(root.rglob("*.onnx")):
         if exclude is not None and path.resolve().is_relative_to(exclude.resolve()):
+            continue
+        if shard is not None and not shard.holds(path.relative_to(root).as_posix()):
             continue
         if path.is_file():
             found.append(path)
@@ -190,23 +236,25 @@ def run_folder(
     jobs: int = 1,
     on_done: Callable[[ModelRecord], None] | None = None,
     runner: Callable[[tuple], ModelRecord] = _run_one,
+    shard: Shard | None = None,
 ) -> list[ModelRecord]:
     """Converts every model under `root` into the same relative path under `out`.
 
     Args:
         root: The models folder.
-        out: The output folder; skipped when it lies inside `root`.
+        out: The output folder; its models are skipped when it lies inside `root`.
         options: Per-model options.
         jobs: Models converted at once, each in its own process when over 1.
         on_done: Called with each record as it completes (for a progress bar).
         runner: Converts one model and records it, never raising: `run_model` on
             (src, dst, rel, options); a module-level function, for worker processes.
+        shard: Convert only this shard's models.
 
     Returns:
         One record per model, sorted by relative path.
     """
     tasks = []
-    for src in find_models(root, exclude=out):
+    for src in find_models(root, exclude=out, shard=shard):
         rel = src.relative_to(root).as_posix()
         tasks.append((src, out / rel, rel, options))
     records = []
@@ -285,15 +333,17 @@ def summarize(records: list[ModelRecord]) -> dict:
 
 
 def to_json(
-    records: list[ModelRecord], root: Path, options: ConvertOptions, seconds: float
+    records: list[ModelRecord],
+    root: Path,
+    options: ConvertOptions,
+    seconds: float,
+    shard: Shard | None = None,
 ) -> dict:
-    """The JSON report: a version, what was run, the models and a summary."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool_version": __version__,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "models_dir": str(root),
-        "options": {
+    """The JSON report of a run: a version, what was run, the models and a summary."""
+    return report_json(
+        records,
+        models_dir=str(root),
+        options={
             "validate": options.validate,
             "atol": options.atol,
             "rtol": options.rtol,
@@ -303,6 +353,29 @@ def to_json(
             "target": options.target,
             "target_opset": options.target_opset,
         },
+        seconds=seconds,
+        shard=shard,
+    )
+
+
+def report_json(
+    records: list[ModelRecord],
+    *,
+    models_dir: str,
+    options: dict,
+    seconds: float,
+    shard: Shard | None,
+    tool_version: str = __version__,
+) -> dict:
+    """The JSON report (see README), made now, of `records` sorted by path."""
+    records = sorted(records, key=lambda r: r.path)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool_version": tool_version,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "models_dir": models_dir,
+        "options": options,
+        "shard": {"index": shard.index, "count": shard.count} if shard else None,
         "wall_seconds": round(seconds, 6),
         "models": [asdict(r) for r in records],
         "summary": summarize(records),

@@ -2,9 +2,9 @@
 
 import pytest
 
-from onnx_decomplex.baseline import compare, read_baseline
+from onnx_decomplex.baseline import baseline_for, compare, parse_report, read_baseline
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.zoo import ModelRecord, OutputError
+from onnx_decomplex.zoo import ModelRecord, OutputError, Shard
 
 
 def _rec(path="m.onnx", status="ok", err=1e-7, nodes=10, share=None):
@@ -92,6 +92,13 @@ BASELINE_CASES = {
     '{"schema_version": 1, "models": [{"path": "a", "status": "ok", "outputs": '
     '[{"name": "y", "passed": true}]}]}': "has no 'max_abs'",
     "not json": "cannot read the baseline",
+    '{"schema_version": 2, "models": [], "zzz": 1}': "unknown field 'zzz'",
+    '{"schema_version": 2, "models": [], "options": []}': "'options' is [], not an object",
+    '{"schema_version": 2, "models": [], "wall_seconds": "1 s"}': "'wall_seconds'",
+    '{"schema_version": 2, "models": [], "shard": "1/3"}': "'shard' is \"1/3\", not an object",
+    '{"schema_version": 2, "models": [], "shard": {"index": 0, "count": 3}}': "'shard' is",
+    '{"schema_version": 2, "models": [], "shard": {"index": 1}}': "with 1 <= K <= N",
+    '{"schema_version": 2, "models": [], "shard": {"index": true, "count": 1}}': "'shard' is",
 }
 
 
@@ -108,3 +115,28 @@ def test_a_baseline_of_the_wrong_shape_is_one_error(tmp_path, text):
 def test_the_committed_baseline_reads(root):
     records = read_baseline(root / "fixtures" / "baseline.json")
     assert records and all(isinstance(r, ModelRecord) for r in records)
+
+
+def _report(shard=None, paths=("a.onnx", "b.onnx", "c.onnx", "d.onnx")):
+    return parse_report({"schema_version": 2, "shard": shard,
+                         "models": [{"path": p, "status": "ok"} for p in paths]})  # fmt: skip
+
+
+def test_a_shard_compares_with_its_own_models_of_the_baseline():
+    report = _report()
+    assert report.shard is None
+    assert baseline_for(report, None, "b.json") == report.records
+    for k in (1, 2):
+        mine = baseline_for(report, Shard(k, 2), "b.json")
+        assert [r.path for r in mine] == [
+            r.path for r in report.records if Shard(k, 2).holds(r.path)
+        ]
+    assert 0 < len(baseline_for(report, Shard(1, 2), "b.json")) < 4
+
+
+def test_a_shards_report_is_no_baseline():
+    report = _report({"index": 2, "count": 3})
+    assert report.shard == Shard(2, 3)
+    with pytest.raises(DecomplexError, match="report of shard 2/3 alone") as info:
+        baseline_for(report, Shard(2, 3), "b.json")
+    assert info.value.file == "b.json"

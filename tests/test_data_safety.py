@@ -99,10 +99,49 @@ def zoo_dir(tmp_path):
     return models
 
 
-@pytest.mark.parametrize("out", ["zoo/sub", "zoo", "."])
-def test_folder_out_and_in_must_not_nest(tmp_path, zoo_dir, out):
+def _kept(before: dict[str, str], after: dict[str, str]) -> None:
+    """Every file there before is there after, as it was."""
+    assert {k: after.get(k) for k in before} == before
+
+
+def test_out_inside_in_skips_the_models_under_out_and_changes_no_input(tmp_path, zoo_dir):
+    """OUT is zoo/sub, where the user keeps b.onnx: under OUT, it is not an input."""
+    out = zoo_dir / "sub"
+    for n in (1, 2):
+        before = _state(tmp_path)
+        result = run(zoo_dir, out, "--report", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        # One line; the second run also skips the output of a.onnx that the first wrote.
+        assert result.stderr == (f"warning OUT lies inside IN: the models under {out} are "
+                                 f"outputs, not inputs; {n} skipped\n")  # fmt: skip
+        after = _state(tmp_path)
+        _kept({k: v for k, v in before.items() if k not in ("r.json", "zoo/sub/a.onnx")}, after)
+        assert sorted(set(after) - set(before)) == (["r.json", "zoo/sub/a.onnx"] if n == 1 else [])
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert [m["path"] for m in report["models"]] == ["a.onnx"]
+
+
+def test_out_inside_in_still_writes_over_no_data_file_of_an_input(tmp_path):
+    """a.onnx keeps its weights in sub/a.onnx.data: OUT zoo/sub would write its output's
+    data file there."""
+    models = tmp_path / "zoo"
+    (models / "sub").mkdir(parents=True)
+    _model(models, "a.onnx", data="sub/a.onnx.data")
     before = _state(tmp_path)
-    _refused(run(zoo_dir, tmp_path / out), "one inside the other")
+    result = run(models, models / "sub")
+    assert result.exit_code == 1
+    error = result.stderr.splitlines()[-1]
+    assert error.startswith(f"error: {models / 'sub' / 'a.onnx.data'}: the data file of the ")
+    assert f"is the data file of {models / 'a.onnx'}, which this run reads" in error
+    assert _state(tmp_path) == before
+
+
+@pytest.mark.parametrize(("out", "why"), [("zoo", "IN and OUT are the same folder"),
+                                          (".", "IN lies inside OUT")])  # fmt: skip
+def test_in_inside_out_or_the_same_is_bad_usage(tmp_path, zoo_dir, out, why):
+    before = _state(tmp_path)
+    result = run(zoo_dir, tmp_path / out)
+    assert result.exit_code == 2 and why in result.output
     assert _state(tmp_path) == before
 
 

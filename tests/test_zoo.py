@@ -1,5 +1,6 @@
-"""Finding models, recording one model's outcome, and reading reports back."""
+"""Finding models and shards, recording one model's outcome, and reading reports back."""
 
+import hashlib
 import json
 import shutil
 
@@ -66,3 +67,52 @@ def test_report_round_trips_and_checks_its_version(root, tmp_path):
     data["schema_version"] = 99
     with pytest.raises(DecomplexError, match="schema version 99"):
         zoo.records_from_json(data)
+
+
+def test_a_models_shard_is_the_documented_hash_of_its_path():
+    for rel in ["a.onnx", "jax2onnx/fft.onnx", "deep/er/m\u00e9.onnx"]:
+        for count in (1, 2, 3, 7):
+            digest = int(hashlib.sha256(rel.encode()).hexdigest(), 16)
+            assert zoo.shard_of(rel, count) == digest % count + 1
+    assert zoo.shard_of("complex_io.onnx", 3) == 1 and zoo.shard_of("beamformer.onnx", 3) == 3
+
+
+def _shards(folder, count):
+    return [zoo.find_models(folder, shard=zoo.Shard(k, count)) for k in range(1, count + 1)]
+
+
+def test_the_shards_partition_the_folder_and_keep_their_models_as_models_are_added(tmp_path):
+    def add(names):
+        for name in names:
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_bytes(b"")
+
+    add(f"d{i % 3}/m{i}.onnx" for i in range(0, 40, 2))
+    before = _shards(tmp_path, 3)
+    assert sorted(p for part in before for p in part) == zoo.find_models(tmp_path)
+    assert all(before)  # each shard gets some
+    add(f"d{i % 3}/m{i}.onnx" for i in range(1, 40, 2))  # models sorted between the others
+    after = _shards(tmp_path, 3)
+    assert sorted(p for part in after for p in part) == zoo.find_models(tmp_path)
+    for old, new in zip(before, after, strict=True):
+        assert set(old) <= set(new)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("0/3", "numbered from 1"), ("4/3", "K must be 1 to N"), ("a/b", "is not K/N"),
+     ("3", "is not K/N"), ("1/0", "K must be 1 to N"), ("-1/3", "is not K/N"), ("", "not K/N")],
+)  # fmt: skip
+def test_malformed_shards(text, why):
+    with pytest.raises(ValueError, match=why):
+        zoo.Shard.parse(text)
+
+
+def test_shard_parses_and_prints_as_k_of_n():
+    assert zoo.Shard.parse("2/5") == zoo.Shard(2, 5) and str(zoo.Shard(2, 5)) == "2/5"
+
+
+def test_a_shards_report_records_the_shard(root, tmp_path):
+    data = zoo.to_json([], root, ConvertOptions(), 0.1, zoo.Shard(2, 3))
+    assert data["shard"] == {"index": 2, "count": 3} and data["models"] == []
+    assert zoo.to_json([], root, ConvertOptions(), 0.1)["shard"] is None

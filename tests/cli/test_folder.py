@@ -1,11 +1,14 @@
 """Folder mode end to end: the fixture zoo against its baseline, broken rules caught,
-and one model's failure never stopping the others."""
+one model's failure never stopping the others, shards, and the table's width."""
 
+import io
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import click
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
@@ -13,9 +16,12 @@ import pytest
 from click.testing import CliRunner
 from helpers import crandn, init, make_model, vi
 from onnx import helper
+from onnx_decomplex.cli import folder
 from onnx_decomplex.cli.main import main
+from onnx_decomplex.cli.output import size
+from rich.console import Console
 
-from onnx_decomplex import cmath
+from onnx_decomplex import cmath, zoo
 from onnx_decomplex.analyze import analyze
 from onnx_decomplex.load import load_model
 from onnx_decomplex.normalize import normalize
@@ -210,3 +216,155 @@ def test_bad_input_shapes_in_folder_mode_is_one_line(tmp_path):
     result = invoke(FIXTURES, tmp_path / "out", "--input-shapes", "z:[4")
     assert result.exit_code == 1
     assert result.stderr.strip() == "error: bad shape spec 'z:[4': missing ']'"
+
+
+@pytest.mark.parametrize("value", ["0/3", "4/3", "a/b", "3", "1/0"])
+def test_a_malformed_shard_is_bad_usage(tmp_path, value):
+    result = invoke(FIXTURES, tmp_path / "out", "--shard", value)
+    assert result.exit_code == 2 and "Invalid value for '--shard'" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_shards_are_for_a_folder(tmp_path):
+    result = invoke(FIXTURES / "complex_io.onnx", tmp_path / "o.onnx", "--shard", "1/2")
+    assert result.exit_code == 2 and "--shard: only when IN is a folder" in result.output
+    result = invoke(FIXTURES, tmp_path / "out", "--shard", "1/2", "--baseline",
+                    tmp_path / "b.json", "--update-baseline")  # fmt: skip
+    assert result.exit_code == 2 and "merge the shards' reports" in result.output
+    assert not (tmp_path / "b.json").exists()
+
+
+def _shard_run(tmp_path, k, n, *extra):
+    src = tmp_path / "models"
+    if not src.exists():
+        src.mkdir()
+        _models(src)
+    out, report = tmp_path / f"out{k}", tmp_path / f"shard{k}.json"
+    result = invoke(src, out, "--shard", f"{k}/{n}", "--report", report, *extra)
+    return result, out, json.loads(report.read_text())
+
+
+def test_each_model_is_converted_by_one_shard(tmp_path):
+    _, _, whole = _run(tmp_path)
+    seen = []
+    for k in (1, 2):
+        result, out, report = _shard_run(tmp_path, k, 2)
+        paths = [m["path"] for m in report["models"]]
+        assert report["shard"] == {"index": k, "count": 2}
+        assert paths and all(zoo.shard_of(p, 2) == k for p in paths)
+        assert report["summary"]["models"] == len(paths)
+        written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.onnx"))
+        passed = sorted(m["path"] for m in report["models"] if m["status"] in ("ok", "no-complex"))
+        assert written == passed
+        assert f"(shard {k}/2, " in result.output
+        seen += paths
+    assert sorted(seen) == [m["path"] for m in whole["models"]]
+
+
+def test_an_empty_shard_writes_a_report_with_no_models(tmp_path):
+    src = tmp_path / "models"
+    src.mkdir()
+    shutil.copy(FIXTURES / "complex_io.onnx", src / "complex_io.onnx")
+    assert zoo.shard_of("complex_io.onnx", 3) == 1
+    report = tmp_path / "r.json"
+    result = invoke(src, tmp_path / "out", "--shard", "2/3", "--report", report)
+    assert result.exit_code == 0, result.output
+    assert "0 models: none (shard 2/3, " in result.output
+    data = json.loads(report.read_text())
+    assert data["models"] == [] and data["shard"] == {"index": 2, "count": 3}
+    assert data["summary"]["models"] == 0
+
+
+def test_a_shard_compares_with_its_own_models_of_a_whole_baseline(tmp_path):
+    baseline = tmp_path / "base.json"
+    result, _, _ = _run(tmp_path, "--baseline", baseline, "--update-baseline")
+    assert result.exit_code == 0
+    assert zoo.shard_of("complex_io.onnx", 2) == 2
+    for k in (1, 2):
+        result, _, report = _shard_run(tmp_path, k, 2, "--baseline", baseline)
+        assert result.exit_code == 0, result.stderr  # the other shard's models are not gone
+        assert report["baseline"]["regressions"] == []
+    (tmp_path / "models" / "complex_io.onnx").unlink()
+    result, _, _ = _shard_run(tmp_path, 1, 2, "--baseline", baseline)
+    assert result.exit_code == 0, result.stderr
+    result, _, _ = _shard_run(tmp_path, 2, 2, "--baseline", baseline)
+    assert result.exit_code == 1
+    assert "complex_io.onnx: in the baseline, but not found" in result.stderr
+
+
+def test_a_shards_report_is_no_baseline(tmp_path):
+    _shard_run(tmp_path, 1, 2)
+    result = invoke(tmp_path / "models", tmp_path / "out", "--baseline", tmp_path / "shard1.json")
+    assert result.exit_code == 1
+    assert "the baseline is the report of shard 1/2 alone" in result.stderr
+
+
+def _numbers(record: zoo.ModelRecord) -> list[str]:
+    """What the table must show whole for `record`: of a model that was not rewritten
+    (unsupported, error), what its file holds."""
+    found = sum(record.complex_found.values())
+    numbers = [str(found)] if found else []
+    if record.status in (zoo.UNSUPPORTED, zoo.ERROR):
+        return numbers + ([str(record.nodes_before)] if record.nodes_before else [])
+    numbers += [str(record.nodes_before), str(record.nodes_after)]
+    numbers += [size(record.initializer_bytes_before), size(record.initializer_bytes_after)]
+    if record.worst_abs is not None:
+        numbers.append(f"{record.worst_abs:.2g}")
+    return numbers
+
+
+def _whole(number: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(number)}(?![\w.])", text) is not None
+
+
+RECORDS = [
+    zoo.ModelRecord("exports/jax2onnx/very/deeply/nested/fourier_neural_operator_big.onnx", "ok",
+                    complex_found={"inputs": 1, "initializers": 1233}, nodes_before=123456,
+                    nodes_after=1234567, initializer_bytes_before=1023 * 2**30,
+                    initializer_bytes_after=2046 * 2**30,
+                    outputs=[zoo.OutputError("y", True, 1.234e-07, 1e-3, 0.5)],
+                    rewrite_seconds=1234.5),
+    zoo.ModelRecord("validation/failed.onnx", "validation-failed", "why",
+                    complex_found={"inputs": 12}, nodes_before=99999, nodes_after=199999,
+                    initializer_bytes_before=1000 * 2**20, initializer_bytes_after=2000 * 2**20,
+                    outputs=[zoo.OutputError("y", False, 3.5e12, 0.25, 1e9)],
+                    rewrite_seconds=12.25, validate_seconds=987.5),
+    zoo.ModelRecord("b.onnx", "no-complex", nodes_before=7, nodes_after=7,
+                    initializer_bytes_before=680, initializer_bytes_after=680,
+                    outputs=[zoo.OutputError("y", True, 0.0, 0.0, 0.0)], validate_seconds=0.0125),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [80, 100, 132])
+def test_the_table_cuts_no_number_on_a_narrow_terminal(width):
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=True, soft_wrap=True,
+                      color_system=None)  # fmt: skip
+    folder.print_table(console, RECORDS, 3.25)
+    text = buffer.getvalue()
+    assert max(map(len, text.splitlines())) <= width, text
+    for record in RECORDS:
+        for number in [*_numbers(record), record.status]:
+            assert _whole(number, text), (number, text)
+    for time in ["1234 s", "999.8 s", "12 ms"]:
+        assert _whole(time, text), (time, text)
+    # The path, folded or not, is all there.
+    joined = "".join(line.split(" ")[0] for line in text.splitlines())
+    assert RECORDS[0].path in joined
+
+
+def test_the_table_of_a_run_fits_an_80_column_terminal(tmp_path):
+    src = tmp_path / "models"
+    src.mkdir()
+    _models(src)
+    runner = CliRunner(env={"COLUMNS": "80", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"})
+    report = tmp_path / "r.json"
+    result = runner.invoke(main, [str(src), str(tmp_path / "out"), "--report", str(report)])
+    assert result.exit_code == 1  # the corrupt model
+    text = click.unstyle(result.stdout)
+    assert "onnx-decomplex zoo" in text
+    assert max(map(len, text.splitlines())) <= 80, text
+    records = zoo.records_from_json(json.loads(report.read_text()))
+    for record in records:
+        for number in [*_numbers(record), record.status]:
+            assert _whole(number, text), (number, text)
