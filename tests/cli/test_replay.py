@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from onnx_decomplex.cli.main import EXIT_ERROR, EXIT_USAGE, EXIT_VALIDATION, main
+from onnx_decomplex.cli.main import EXIT_ERROR, EXIT_TIMEOUT, EXIT_USAGE, EXIT_VALIDATION, main
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -205,3 +205,15 @@ def test_one_model_and_a_folder_read_siblings_alike(tmp_path):
     folder = invoke(models, out, "--report", tmp_path / "r.json")
     assert folder.exit_code == EXIT_ERROR
     assert "need the inputs they were computed on" in (tmp_path / "r.json").read_text()
+
+
+def test_a_validation_past_its_time_limit_keeps_the_inputs(cmodel, tmp_path):
+    """The inputs are written once made, before either side runs: a run stopped past
+    --validate-timeout (here before its first node) leaves them, and nothing else."""
+    out, inputs, outputs = tmp_path / "o.onnx", tmp_path / "in.npz", tmp_path / "outs.npz"
+    result = invoke(cmodel, out, "--validate-timeout", "1e-9", "--save-inputs", inputs,
+                    "--save-outputs", outputs)  # fmt: skip
+    assert result.exit_code == EXIT_TIMEOUT, result.output
+    assert sorted(_state(tmp_path)) == ["in.npz", "m.onnx"]
+    with np.load(inputs) as saved:
+        assert saved["z"].shape == (2, 8, 6)
