@@ -18,7 +18,7 @@ help:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,cpu]'
 	touch $(STAMP)
 
 ## run: install, then rewrite a shipped fixture and validate it against the reference
@@ -47,7 +47,7 @@ fuzz: $(STAMP)
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py::test_fuzz
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet -e '.[dev,cpu,bench]'
 	touch $(BENCH_STAMP)
 
 ## bench: time rewritten models against hand-written real graphs (ratios), with a plot; one thread, then all

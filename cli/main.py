@@ -11,25 +11,34 @@ from rich.console import Console
 
 from onnx_decomplex import __version__
 from onnx_decomplex.baseline import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
-from onnx_decomplex.errors import DecomplexError, ValidationTimeout
-from onnx_decomplex.pipeline import MUL_STRATEGIES, TARGETS, ConvertOptions, check_tensorrt
-from onnx_decomplex.shapes import parse_shapes
+from onnx_decomplex.errors import DecomplexError, OptionError, ValidationTimeout
+from onnx_decomplex.pipeline import (
+    MUL_STRATEGIES,
+    TARGETS,
+    ConvertOptions,
+    check_tensorrt,
+    siblings,
+)
+from onnx_decomplex.shapes import SYNTAX
 from onnx_decomplex.trt.engine import EngineOptions
-from onnx_decomplex.trt.profiles import parse_pool_limits
 from onnx_decomplex.validate import (
     DEFAULT_ATOL,
     DEFAULT_DIM,
     DEFAULT_RTOL,
     DEFAULT_TIMEOUT,
     EDGES_BY_DEFAULT,
+    PROVIDERS,
+    import_onnxruntime,
 )
 from onnx_decomplex.zoo import find_models
 
+from . import params
 from .folder import parse_shard, run_folder_mode
 from .groups import GroupedCommand, option
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
 
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_VALIDATION = 3
 EXIT_TIMEOUT = 4
 
@@ -39,8 +48,11 @@ def _terminated(signum, frame) -> None:
 
 
 def _exit_with(error: DecomplexError) -> None:
-    """The one-line error, and exit status 1 (4 past the validation time limit)."""
+    """The one-line error, and exit status 1 (2 for an option's value that does not fit
+    the model, 4 past the validation time limit)."""
     click.echo(f"error: {error}", err=True)
+    if isinstance(error, OptionError):
+        sys.exit(EXIT_USAGE)
     sys.exit(EXIT_TIMEOUT if isinstance(error, ValidationTimeout) else EXIT_ERROR)
 
 
@@ -64,23 +76,48 @@ def _exit_with(error: DecomplexError) -> None:
     "--input-shapes",
     multiple=True,
     metavar="SPEC",
+    callback=params.shapes,
     group="Validation",
-    help=f"Shapes for inputs with symbolic dims: 'name:1x8x128' or 'name:[1,8,128]', comma- or "
-    f"option-separated. Dims nobody fixes are {DEFAULT_DIM}.",
+    help=f"Shapes for inputs with symbolic dims: {SYNTAX}. Several in one value are "
+    "comma-separated (a comma followed by name: starts the next), or repeat the option. "
+    f"Each must fit the model: fixed dims keep their size, and no dim is 0. Dims nobody "
+    f"fixes are {DEFAULT_DIM}.",
 )
 @option(
     "--load-inputs",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
     group="Validation",
-    help=".npz of inputs for the original model, by input name (complex or packed arrays).",
+    help=".npz of inputs for the original model, by input name (complex or packed arrays). "
+    "Default: IN's sibling NAME.npz, when there is one.",
 )
 @option(
     "--expected-outputs",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
     group="Validation",
     help=".npz of the exporting framework's own outputs on --load-inputs, by output name "
-    "(complex or packed arrays): the rewrite must match them too. In folder mode: a sibling "
-    "NAME.expected.npz.",
+    "(complex or packed arrays): the rewrite must match them too. Default: IN's sibling "
+    "NAME.expected.npz, when there is one.",
+)
+@option(
+    "--providers",
+    metavar="LIST",
+    group="Validation",
+    help=f"onnxruntime execution providers for the rewrite, comma-separated in priority "
+    f"order: {', '.join(PROVIDERS)}, or full names such as CUDAExecutionProvider. Default: cpu.",
+)
+@option(
+    "--save-inputs",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Validation",
+    help=".npz to write the inputs validation used to (complex arrays, by input name), "
+    "passed or failed: --load-inputs replays them.",
+)
+@option(
+    "--save-outputs",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Validation",
+    help=".npz to write the outputs validation compared to, passed or failed: the rewrite's "
+    "by output name (complex arrays), the reference's as expected:NAME.",
 )
 @option(
     "--seed",
@@ -135,9 +172,11 @@ def _exit_with(error: DecomplexError) -> None:
 @option(
     "--target-opset",
     type=click.IntRange(min=11),
+    callback=params.target_opset,
     group="Rewrite",
-    help="Convert the model to this opset first (upgrades only). At 23 or newer, RoPE's "
-    "complex-times-position-table becomes one RotaryEmbedding node.",
+    help="Convert the model to this opset first (upgrades only, up to the newest the "
+    "installed onnx knows). At 23 or newer, RoPE's complex-times-position-table becomes "
+    "one RotaryEmbedding node.",
 )
 @option(
     "--save-normalized",
@@ -183,20 +222,24 @@ def _exit_with(error: DecomplexError) -> None:
     "--trt-min-shapes",
     multiple=True,
     metavar="SPEC",
+    callback=params.shapes,
     group="TensorRT",
-    help="Profile shapes for dynamic inputs: 'name:1x8x128' or 'name:[1,8,128]'; a complex "
-    "input's logical shape (the trailing 2 is added) or its packed one.",
+    help=f"Profile shapes for dynamic inputs: {SYNTAX}; a complex input's logical shape "
+    "(the trailing 2 is added) or its packed one. Checked against the model before "
+    "TensorRT is loaded.",
 )
-@option("--trt-opt-shapes", multiple=True, metavar="SPEC", group="TensorRT",
+@option("--trt-opt-shapes", multiple=True, metavar="SPEC", callback=params.shapes,
+        group="TensorRT",
         help="As --trt-min-shapes; also the validation shapes. One kind alone fixes the shape.")  # fmt: skip
-@option("--trt-max-shapes", multiple=True, metavar="SPEC", group="TensorRT",
-        help="As --trt-min-shapes.")  # fmt: skip
+@option("--trt-max-shapes", multiple=True, metavar="SPEC", callback=params.shapes,
+        group="TensorRT", help="As --trt-min-shapes.")  # fmt: skip
 @option(
     "--pool-limit",
     multiple=True,
     metavar="POOL:SIZE",
+    callback=params.pool_limits,
     group="TensorRT",
-    help="Memory pool limit, as in workspace:2G (units B, K, M, G).",
+    help="Memory pool limit, as in workspace:2G (a unit is required: B, K, M, G).",
 )
 @option(
     "--timing-cache",
@@ -280,6 +323,9 @@ def main(
     input_shapes,
     load_inputs,
     expected_outputs,
+    providers,
+    save_inputs,
+    save_outputs,
     seed,
     atol,
     rtol,
@@ -315,13 +361,17 @@ def main(
     A complex tensor of shape S becomes a real one of shape S+[2] holding (real, imag):
     complex64 becomes float32, complex128 becomes float64. Inputs and outputs keep their names.
 
-    When IN is a folder, every .onnx under it is converted into the same path under OUT,
-    each validated against a sibling NAME.npz of inputs (and saved outputs) when there is one,
-    and against the framework's outputs in NAME.expected.npz when there are some.
+    Validation reads a sibling NAME.npz of inputs (and saved outputs) beside the model
+    NAME.onnx when there is one, and the framework's outputs in NAME.expected.npz when
+    there are some, unless --load-inputs and --expected-outputs give others. When IN is
+    a folder, every .onnx under it is converted into the same path under OUT, each with
+    its own siblings.
 
     Exit status: 0 done; 1 error (folder: a model failed, or a regression against
-    --baseline); 2 bad usage; 3 validation failed; 4 validation ran past --validate-timeout. A single model's run that does not exit 0
-    writes nothing: OUT and every other file stay as they were.
+    --baseline); 2 bad usage (an option's value that cannot be read, or does not fit the
+    model); 3 validation failed; 4 validation ran past --validate-timeout. A single
+    model's run that does not exit 0 writes nothing but --save-inputs and --save-outputs:
+    OUT and every other file stay as they were.
     """
     # A terminated run unwinds like an interrupted one: its temporary files go.
     signal.signal(signal.SIGTERM, _terminated)
@@ -342,23 +392,17 @@ def main(
         sys.exit(_check_tensorrt(console, src, mul_strategy, target_opset, keep_double))
     if dst is None:
         raise click.UsageError("missing argument 'OUT'")
+    _check_validation_options(validate, input_shapes, load_inputs, providers, save_inputs,
+                              save_outputs)  # fmt: skip
     try:
-        shapes = parse_shapes(input_shapes)
-        engine = None
-        if plan is not None:
-            engine = EngineOptions(
-                plan=plan,
-                shapes={"min": trt_min_shapes, "opt": trt_opt_shapes, "max": trt_max_shapes},
-                pool_limits=parse_pool_limits(pool_limit),
-                timing_cache=timing_cache,
-                optimization_level=builder_optimization_level,
-                fp16=fp16,
-            )
+        if validate:
+            import_onnxruntime()  # before any work: a missing runtime is one line
+        providers = params.providers(providers)
     except DecomplexError as e:
         _exit_with(e)
     options = ConvertOptions(
         validate=validate,
-        input_shapes=shapes,
+        input_shapes=input_shapes,
         seed=seed,
         atol=atol,
         rtol=rtol,
@@ -369,6 +413,7 @@ def main(
         target_opset=target_opset,
         target=target,
         keep_double=keep_double,
+        providers=providers,
     )
     if src.is_dir():
         if plan is not None:
@@ -378,8 +423,11 @@ def main(
                 "--load-inputs and --expected-outputs are for one model; in folder mode, put "
                 "NAME.npz and NAME.expected.npz beside NAME.onnx"
             )
-        if save_normalized:
-            raise click.UsageError("--save-normalized is for one model, not a folder")
+        if save_normalized or save_inputs or save_outputs:
+            raise click.UsageError(
+                "--save-normalized, --save-inputs and --save-outputs are for one model, not a "
+                "folder"
+            )
         if update_baseline and baseline_path is None:
             raise click.UsageError("--update-baseline needs --baseline PATH")
         err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -405,12 +453,27 @@ def main(
     given = [name for name, value in folder_only.items() if value]
     if given:
         raise click.UsageError(f"{', '.join(given)}: only when IN is a folder")
+    engine = None
+    if plan is not None:
+        engine = EngineOptions(
+            plan=plan,
+            shapes={"min": trt_min_shapes, "opt": trt_opt_shapes, "max": trt_max_shapes},
+            pool_limits=pool_limit,
+            timing_cache=timing_cache,
+            optimization_level=builder_optimization_level,
+            fp16=fp16,
+        )
+    if validate:
+        load_inputs, expected_outputs = _siblings(
+            console, src, load_inputs, expected_outputs, input_shapes
+        )
     err = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
     try:
         with weights_progress(err) as progress:
             result = options.convert(
                 src, dst, inputs_file=load_inputs, progress=progress, engine=engine,
                 expected_file=expected_outputs, normalized_path=save_normalized,
+                save_inputs=save_inputs, save_outputs=save_outputs,
             )  # fmt: skip
     except DecomplexError as e:
         _exit_with(e)
@@ -421,19 +484,55 @@ def main(
     print_validation(console, result.validation)
     print_validation(console, result.framework)
     print_engine(console, result)
+    unsaved = [str(p) for p in (save_inputs, save_outputs) if p and p not in result.saved]
+    if unsaved:
+        click.echo(f"warning: {src}: validation did not run: {' and '.join(unsaved)} not "
+                   "written", err=True)  # fmt: skip
     if not result.ok:
         failed = [f"{o.name} (against {v.reference})" for v in result.validations
                   for o in v.outputs if not o.passed]  # fmt: skip
         no_engine = "; no engine was built" if plan is not None and result.engine is None else ""
+        saved = " and ".join(map(str, result.saved))
+        written = f"nothing but {saved} was written" if saved else "nothing was written"
         click.echo(
-            f"error: {src}: validation failed for {', '.join(failed)}; nothing was written "
+            f"error: {src}: validation failed for {', '.join(failed)}; {written} "
             f"(--no-validate writes {dst} unchecked){no_engine}",
             err=True,
         )
         sys.exit(EXIT_VALIDATION)
     if not quiet:
-        also = [str(p) for p in (save_normalized, result.engine and plan) if p]
+        also = [str(p) for p in (save_normalized, result.engine and plan, *result.saved) if p]
         click.echo(f"wrote {dst}" + "".join(f" and {p}" for p in also))
+
+
+def _check_validation_options(validate, input_shapes, load_inputs, *replay) -> None:
+    """Refuses options that contradict one another: shapes for random inputs with
+    inputs given, and what needs validation without it."""
+    if input_shapes and load_inputs:
+        raise click.UsageError(
+            "--input-shapes makes random inputs and --load-inputs gives them: give one"
+        )
+    names = ("--providers", "--save-inputs", "--save-outputs")
+    given = [name for name, value in zip(names, replay, strict=True) if value]
+    if given and not validate:
+        raise click.UsageError(f"{', '.join(given)}: only with validation (drop --no-validate)")
+
+
+def _siblings(console, src: Path, load_inputs, expected_outputs, input_shapes):
+    """--load-inputs and --expected-outputs, or where they are not given, IN's siblings
+    NAME.npz and NAME.expected.npz, as folder mode reads them; says which it took. The
+    framework's outputs beside IN were computed on the inputs beside it: with
+    --load-inputs given, they are not taken."""
+    if load_inputs is not None:
+        return load_inputs, expected_outputs
+    saved, expected = siblings(src)
+    if saved is not None:
+        unused = " (--input-shapes is not used: these inputs have their shapes)"
+        console.print(f"inputs: {saved}, beside the model{unused if input_shapes else ''}")
+    if expected_outputs is None and expected is not None:
+        expected_outputs = expected
+        console.print(f"expected outputs: {expected}, beside the model")
+    return saved, expected_outputs
 
 
 def _check_tensorrt(console, src: Path, mul_strategy, target_opset, keep_double) -> int:

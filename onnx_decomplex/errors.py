@@ -58,6 +58,12 @@ class CheckError(DecomplexError):
     """The rewritten model fails ONNX shape inference or the checker."""
 
 
+class OptionError(DecomplexError):
+    """An option's value that does not fit the model: an input it does not have, a dim it
+    fixes otherwise, an opset it cannot take. Bad usage, as a malformed value is: the
+    command line exits 2."""
+
+
 class ValidationTimeout(DecomplexError):
     """Validation (the reference evaluator or the runtime) ran past its time limit."""
 

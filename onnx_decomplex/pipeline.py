@@ -23,8 +23,8 @@ from . import cmath, contract
 from .analyze import analyze
 from .check import check, find_complex
 from .dtypes import is_complex_np
-from .errors import DecomplexError, UnsupportedError
-from .files import Paths, Transaction
+from .errors import DecomplexError, OptionError, SaveError, UnsupportedError
+from .files import Paths, Transaction, write_atomic
 from .load import external_tensors, read_model
 from .normalize import normalize
 from .report import Report, initializer_bytes, op_histogram
@@ -52,7 +52,9 @@ from .validate import (
     ValidationResult,
     load_expected,
     load_saved,
+    npz_bytes,
     random_inputs,
+    replay_outputs,
     resolve_shapes,
     validate,
 )
@@ -89,8 +91,14 @@ def upgrade_opset(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
     one could lose meaning. The IR version is raised to what the opset needs.
     """
     current = default_opset(model)
+    newest = onnx.defs.onnx_opset_version()
+    if target > newest:
+        raise OptionError(
+            f"target opset {target} is newer than onnx {onnx.__version__} knows; "
+            f"it converts up to opset {newest}"
+        )
     if target < current:
-        raise DecomplexError(
+        raise OptionError(
             f"target opset {target} is older than the model's opset {current}; "
             "only upgrades are done"
         )
@@ -368,6 +376,7 @@ class ConvertOptions:
     keep_double: bool = False
     validate_timeout: float | None = DEFAULT_TIMEOUT
     edge_values: bool = EDGES_BY_DEFAULT
+    providers: list[str] | None = None
 
     def convert(
         self,
@@ -378,6 +387,8 @@ class ConvertOptions:
         engine: EngineOptions | None = None,
         expected_file=None,
         normalized_path=None,
+        save_inputs=None,
+        save_outputs=None,
     ) -> FileResult:
         """`convert_file(src, dst)` with these options."""
         return convert_file(
@@ -388,6 +399,9 @@ class ConvertOptions:
             inputs_file=inputs_file,
             expected_file=expected_file,
             normalized_path=normalized_path,
+            save_inputs=save_inputs,
+            save_outputs=save_outputs,
+            providers=self.providers,
             seed=self.seed,
             atol=self.atol,
             rtol=self.rtol,
@@ -403,6 +417,23 @@ class ConvertOptions:
         )
 
 
+SAVED_SUFFIX = ".npz"
+"""A model's sibling NAME.npz holds its validation inputs, and may hold saved outputs."""
+
+EXPECTED_SUFFIX = ".expected.npz"
+"""A model's sibling NAME.expected.npz holds its framework's outputs, by output name."""
+
+
+def siblings(src: Path) -> tuple[Path | None, Path | None]:
+    """The files beside a model NAME.onnx that validation reads when no others are
+    given, in folder mode and for one model alike: NAME.npz (inputs, as
+    `inputs_file`) and NAME.expected.npz (its framework's outputs, as
+    `expected_file`); None for one that does not exist."""
+    saved = src.with_suffix(SAVED_SUFFIX)
+    expected = src.with_name(src.stem + EXPECTED_SUFFIX)
+    return (saved if saved.is_file() else None), (expected if expected.is_file() else None)
+
+
 @dataclass
 class FileResult:
     """The outcome of `convert_file`.
@@ -416,6 +447,8 @@ class FileResult:
         engine_validation: The engine's outputs compared with the reference.
         framework: The comparison with the framework's own outputs
             (`expected_file`), or None without them.
+        saved: The inputs and outputs files written for a replay (`save_inputs`,
+            `save_outputs`), whether or not the run passed.
     """
 
     report: Report
@@ -427,6 +460,7 @@ class FileResult:
     framework: ValidationResult | None = None
     feeds: dict | None = field(default=None, repr=False)
     tolerances: tuple[float, float] = (DEFAULT_ATOL, DEFAULT_RTOL)
+    saved: list[Path] = field(default_factory=list)
 
     @property
     def validations(self) -> list[ValidationResult]:
@@ -447,10 +481,11 @@ def _paths(
     expected_file,
     normalized_path,
     engine: EngineOptions | None,
+    replay: tuple = (None, None),
 ) -> None:
     """Refuses, before anything is written, a path written that is one read (the input,
     its data files when it `had_external` data, the saved inputs and outputs) or one
-    written twice."""
+    written twice. `replay` is the `save_inputs` and `save_outputs` paths."""
     paths = Paths()
     paths.read(src, "input model")
     locations = set()
@@ -468,6 +503,8 @@ def _paths(
     if engine is not None:
         paths.write(engine.plan, "engine plan")
         paths.write(engine.timing_cache, "timing cache")
+    paths.write(replay[0], "--save-inputs file")
+    paths.write(replay[1], "--save-outputs file")
     paths.check()
 
 
@@ -492,6 +529,9 @@ def convert_file(
     progress: Progress | None = None,
     validate_timeout: float | None = DEFAULT_TIMEOUT,
     edge_values: bool = EDGES_BY_DEFAULT,
+    providers: list[str] | None = None,
+    save_inputs: str | Path | None = None,
+    save_outputs: str | Path | None = None,
 ) -> FileResult:
     """The main job: load, rewrite, check, validate, build an engine, save atomically.
 
@@ -513,15 +553,26 @@ def convert_file(
     be valid and still compute something else. `normalized_path` receives the
     native-complex model the rewrite was checked against (see `normalize`).
 
-    With `engine`, the target is "tensorrt". TensorRT, a GPU and the shape profile
-    are checked before anything is rewritten; the engine is built from the rewritten
-    model once it passes validation, and run on the same inputs. Validation inputs
-    take the profile's opt shapes unless `input_shapes` says otherwise.
+    With `engine`, the target is "tensorrt". The shape profile, then TensorRT and a
+    GPU are checked before anything is rewritten (a bad profile is refused where
+    TensorRT is missing too); the engine is built from the rewritten model once it
+    passes validation, and run on the same inputs. Validation inputs take the
+    profile's opt shapes unless `input_shapes` says otherwise.
+
+    Validation runs the rewrite in onnxruntime with `providers` (full names, see
+    `validate.resolve_providers`; CPU when None). `save_inputs` receives the inputs
+    validation used (complex arrays, by input name: an `inputs_file` for a replay) as
+    soon as they are made, and `save_outputs` the outputs it compared (see
+    `validate.replay_outputs`), whether the comparison passes or not; both are
+    written whole or not at all, and never over a file the run reads.
 
     Raises:
+        OptionError: An option's value does not fit the model (shapes, profile,
+            target opset), naming `src`.
         DecomplexError: Naming `src`, and the node and tensor where one applies.
     """
     src, dst = Path(src), Path(dst)
+    replay = (save_inputs, save_outputs)
     try:
         for path in (dst, normalized_path, engine and engine.plan):
             if path is not None:
@@ -531,19 +582,23 @@ def convert_file(
                 "expected outputs need the inputs they were computed on (--load-inputs)",
                 file=str(expected_file),
             )
-        _paths(src, False, dst, inputs_file, expected_file, normalized_path, engine)
-        toolkit = None
-        if engine is not None:
-            target = "tensorrt"
-            toolkit = preflight(engine.fp16)  # before any work: nothing to undo
+        _paths(src, False, dst, inputs_file, expected_file, normalized_path, engine, replay)
+        for path in replay:
+            if path is not None:
+                check_paths(src, path)  # a folder, or in a folder that does not exist
         model, had_external = read_model(src, stream=True)
         if had_external:
-            _paths(src, True, dst, inputs_file, expected_file, normalized_path, engine)
-        profile = build_profile(model, engine.shapes) if engine is not None else None
-        if profile is not None and input_shapes is None:
-            input_shapes = profile.logical("opt")
-        elif profile is not None:
-            profile.check_within(resolve_shapes(model, input_shapes))
+            _paths(src, True, dst, inputs_file, expected_file, normalized_path, engine, replay)
+        profile, toolkit = None, None
+        if engine is not None:
+            target = "tensorrt"
+            profile = build_profile(model, engine.shapes)
+            if not input_shapes:
+                input_shapes = profile.logical("opt")
+                resolve_shapes(model, input_shapes, "--trt-opt-shapes")
+            else:
+                profile.check_within(resolve_shapes(model, input_shapes))
+            toolkit = preflight(engine.fp16)  # before any work: nothing to undo
         out, report = decomplex(
             model,
             mul_strategy=mul_strategy,
@@ -578,7 +633,8 @@ def convert_file(
             if check_numerics and checked:
                 _validate(result, src, original, staged, had_external, passed_through,
                           inputs_file, expected_file, input_shapes, seed, atol, rtol, engine,
-                          validate_timeout, edge_values)  # fmt: skip
+                          validate_timeout, edge_values, providers=providers,
+                          replay=replay)  # fmt: skip
             if result.ok and engine is not None:
                 _engine(
                     result, model, staged, engine, profile, toolkit, transaction, check_numerics
@@ -608,8 +664,14 @@ def _validate(
     engine: EngineOptions | None,
     timeout: float | None,
     edges: bool,
+    *,
+    providers: list[str] | None = None,
+    replay: tuple = (None, None),
 ) -> None:
-    """Compares the staged rewrite with the reference and with the framework's outputs."""
+    """Compares the staged rewrite with the reference and with the framework's outputs.
+    The inputs are written to `replay[0]` once made, and the outputs compared to
+    `replay[1]` once compared, passed or not."""
+    save_inputs, save_outputs = replay
     try:
         feeds, expected = load_saved(str(inputs_file), original) if inputs_file else (None, None)
         if expected is None and had_external and not passed_through:
@@ -622,22 +684,34 @@ def _validate(
             shapes = resolve_shapes(original, input_shapes)
             feeds = random_inputs(original, shapes, seed, edges=edges)
         result.feeds = feeds
+        if save_inputs is not None:
+            write_atomic(Path(save_inputs), npz_bytes(feeds))
+            result.saved.append(Path(save_inputs))
         deadline = Deadline(timeout)  # one limit for both comparisons
         if not passed_through or engine is not None:
             result.validation = validate(
-                original, staged, feeds, atol=atol, rtol=rtol, expected=expected, timeout=deadline
-            )
+                original, staged, feeds, atol=atol, rtol=rtol, expected=expected,
+                timeout=deadline, providers=providers,
+            )  # fmt: skip
         if expected_file is not None:
             result.framework = validate(
                 original, staged, feeds, atol=atol, rtol=rtol,
                 expected=load_expected(expected_file, original),
                 reference=f"expected outputs {Path(expected_file).name}", timeout=deadline,
+                providers=providers,
             )  # fmt: skip
+        if save_outputs is not None:
+            # Against the reference; against the framework's outputs when only those ran.
+            compared = result.validation or result.framework
+            write_atomic(Path(save_outputs), npz_bytes(replay_outputs(compared)))
+            result.saved.append(Path(save_outputs))
     except MemoryError:
         raise DecomplexError(
             "validation's inputs or outputs do not fit in memory: give smaller "
             "--input-shapes (--no-validate writes it unchecked)"
         ) from None
+    except (OptionError, SaveError):
+        raise  # the command line or a --save-* path is what to change
     except DecomplexError as e:
         # Validation could not run at all (or ran out of time): nothing is written.
         raise type(e)(f"{e} (--no-validate writes it unchecked)") from None

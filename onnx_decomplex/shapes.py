@@ -1,27 +1,51 @@
-"""Shape specs on the command line (trtexec's `name:1x8x128` and Polygraphy's
-`name:[1,8,128]`), and the dims a model declares."""
+"""Shape specs on the command line, and the dims a model declares.
+
+Three spellings of one shape are read: trtexec's `name:1x8x128`, onnxsim's and
+OnnxSlim's `name:1,8,128`, and Polygraphy's `name:[1,8,128]`. One option value may hold
+several specs, separated by commas: a comma starts a new spec when the text up to the
+next comma holds a `:` (a dim never does), so `x:1,8,128,y:4` is two specs,
+`x:[1,8,128]` and `y:[4]`.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import onnx
 
-from .errors import DecomplexError
+from .errors import OptionError
+
+SYNTAX = "name:1x8x128, name:1,8,128 or name:[1,8,128]"
+"""The spellings a shape spec may take, for help texts and errors."""
+
+_DIM = re.compile(r"-?\d+")
 
 
-def _split_items(spec: str) -> list[str]:
-    """Splits on commas that are not inside brackets."""
-    items, depth, start = [], 0, 0
+def _pieces(spec: str) -> list[str]:
+    """Splits on commas that are not inside brackets, keeping empty pieces."""
+    pieces, depth, start = [], 0, 0
     for i, ch in enumerate(spec):
         if ch == "[":
             depth += 1
         elif ch == "]":
             depth -= 1
         elif ch == "," and depth == 0:
-            items.append(spec[start:i])
+            pieces.append(spec[start:i])
             start = i + 1
-    items.append(spec[start:])
+    pieces.append(spec[start:])
+    return pieces
+
+
+def _split_items(spec: str) -> list[str]:
+    """The specs of one option value: a piece with no `:` continues the spec before it
+    (`x:1,8` is one spec, not `x:1` and `8`)."""
+    items: list[str] = []
+    for piece in _pieces(spec):
+        if items and ":" not in piece:
+            items[-1] += "," + piece
+        else:
+            items.append(piece)
     return [s.strip() for s in items if s.strip()]
 
 
@@ -29,18 +53,21 @@ def _dims(text: str, item: str) -> tuple[int, ...]:
     text = text.strip()
     if text.startswith("["):
         if not text.endswith("]"):
-            raise DecomplexError(f"bad shape spec '{item}': missing ']'")
-        parts = [p.strip() for p in text[1:-1].split(",") if p.strip()]
+            raise OptionError(f"bad shape spec '{item}': missing ']'")
+        inner = text[1:-1].strip()
+        parts = inner.split(",") if inner else []
+    elif "," in text:
+        parts = text.split(",")
     else:
-        parts = [p.strip() for p in text.split("x")] if text else []
-    try:
-        dims = tuple(int(p) for p in parts)
-    except ValueError:
-        raise DecomplexError(
-            f"bad shape spec '{item}': dims must be integers, as in name:1x8x128 or name:[1,8,128]"
-        ) from None
+        parts = text.split("x") if text else []
+    parts = [p.strip() for p in parts]
+    if not all(_DIM.fullmatch(p) for p in parts):
+        raise OptionError(f"bad shape spec '{item}': dims must be integers, as in {SYNTAX}")
+    dims = tuple(int(p) for p in parts)
     if any(d < 0 for d in dims):
-        raise DecomplexError(f"bad shape spec '{item}': dims must not be negative")
+        raise OptionError(
+            f"bad shape spec '{item}': dims must not be negative (a shape gives each dim's size)"
+        )
     return dims
 
 
@@ -48,12 +75,14 @@ def parse_shapes(specs: str | Iterable[str]) -> dict[str, tuple[int, ...]]:
     """Parses shape specs into {input name: dims}.
 
     Args:
-        specs: One string or several, each holding comma-separated entries in either
-            syntax: `x:1x8x128,y:4` or `x:[1,8,128] y:[4]`. A name may itself contain
-            ':' (as in `input:0`); the last ':' separates it from the dims.
+        specs: One string or several, each holding one or more specs in any of the
+            three spellings, separated by commas: `x:1x8x128,y:4`, `x:1,8,128,y:4`
+            or `x:[1,8,128],y:[4]`. A name may itself contain `:` (as in `input:0`):
+            the last `:` separates it from the dims. `s:[]` is a scalar.
 
     Raises:
-        DecomplexError: An entry has no name, or a dim is not a non-negative integer.
+        OptionError: A spec has no name, a dim is not a non-negative integer, or a
+            name is given twice; the message quotes the spec.
     """
     if isinstance(specs, str):
         specs = [specs]
@@ -61,9 +90,12 @@ def parse_shapes(specs: str | Iterable[str]) -> dict[str, tuple[int, ...]]:
     for spec in specs:
         for item in _split_items(spec):
             name, sep, dims = item.rpartition(":")
+            name = name.strip()
             if not sep or not name:
-                raise DecomplexError(
-                    f"bad shape spec '{item}': expected name:1x8x128 or name:[1,8,128]"
+                raise OptionError(f"bad shape spec '{item}': expected {SYNTAX}")
+            if name in shapes:
+                raise OptionError(
+                    f"bad shape spec '{item}': '{name}' is given twice; give each input once"
                 )
             shapes[name] = _dims(dims, item)
     return shapes

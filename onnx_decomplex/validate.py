@@ -11,10 +11,12 @@ computes is what the original model means. Three guards keep the verdict honest:
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,7 +28,7 @@ from onnx.external_data_helper import uses_external_data
 
 from . import cmath
 from .dtypes import TYPE_ATTRIBUTES, is_complex_np, np_of
-from .errors import DecomplexError, ValidationTimeout
+from .errors import DecomplexError, OptionError, ValidationTimeout
 from .load import graphs_in
 from .reference import evaluator, quirks, time_limit, unpack
 
@@ -91,7 +93,8 @@ class ValidationResult:
 
     `notes` says where the reference was read against onnx.reference's own quirks
     (see `reference.quirks`); `edges` gives, per complex input, the flat positions
-    that hold `EDGE_VALUES`."""
+    that hold `EDGE_VALUES`; `actual` holds the rewrite's outputs as the runtime gave
+    them (complex ones packed)."""
 
     outputs: list[OutputResult] = field(default_factory=list)
     atol: float = DEFAULT_ATOL
@@ -104,6 +107,7 @@ class ValidationResult:
     expected: list[np.ndarray] | None = field(default=None, repr=False)
     notes: list[str] = field(default_factory=list)
     edges: dict[str, list[int]] = field(default_factory=dict)
+    actual: list[np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -116,37 +120,37 @@ def _graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 
 def resolve_shapes(
-    model: onnx.ModelProto, overrides: dict[str, tuple[int, ...]] | None = None
+    model: onnx.ModelProto,
+    overrides: dict[str, tuple[int, ...]] | None = None,
+    flag: str = "--input-shapes",
 ) -> dict[str, tuple[int, ...]]:
     """Concrete shapes for the original model's inputs.
 
     A dim name fixed by an override applies to every input that uses it; other
     symbolic dims are DEFAULT_DIM.
 
+    Args:
+        model: The original model.
+        overrides: Shapes by input name.
+        flag: The option the overrides came from, for errors.
+
     Raises:
-        DecomplexError: An override names no input, or has the wrong rank.
+        OptionError: An override names no input, has the wrong rank, gives a fixed
+            dim another size, gives a dim 0 (an empty input validates nothing), or
+            gives a dim name two sizes.
     """
     overrides = dict(overrides or {})
     inputs = _graph_inputs(model)
     names = {v.name for v in inputs}
     for name in overrides:
         if name not in names:
-            raise DecomplexError(
-                f"--input-shapes names '{name}', which is not an input; inputs: {', '.join(sorted(names))}"
+            raise OptionError(
+                f"{flag} names '{name}', which is not an input; inputs: {', '.join(sorted(names))}"
             )
-    symbols: dict[str, int] = {}
+    symbols: dict[str, tuple[int, str]] = {}
     for v in inputs:
-        if v.name in overrides:
-            dims = v.type.tensor_type.shape.dim
-            if len(dims) != len(overrides[v.name]):
-                raise DecomplexError(
-                    f"--input-shapes gives {len(overrides[v.name])} dims for '{v.name}', "
-                    f"which has {len(dims)}",
-                    tensor=v.name,
-                )
-            for d, value in zip(dims, overrides[v.name], strict=True):
-                if d.dim_param:
-                    symbols.setdefault(d.dim_param, value)
+        if v.name in overrides and v.type.tensor_type.HasField("shape"):
+            _check_override(v, overrides[v.name], flag, symbols)
     shapes = {}
     for v in inputs:
         if v.name in overrides:
@@ -157,9 +161,49 @@ def resolve_shapes(
             if d.HasField("dim_value"):
                 shape.append(d.dim_value)
             else:
-                shape.append(symbols.get(d.dim_param, DEFAULT_DIM))
+                shape.append(symbols.get(d.dim_param, (DEFAULT_DIM, ""))[0])
         shapes[v.name] = tuple(shape)
     return shapes
+
+
+def _check_override(
+    v: onnx.ValueInfoProto,
+    given: tuple[int, ...],
+    flag: str,
+    symbols: dict[str, tuple[int, str]],
+) -> None:
+    """Checks one input's override against the dims it declares, and records the
+    sizes it gives its dim names in `symbols` (name -> (size, input))."""
+    dims = v.type.tensor_type.shape.dim
+    if len(dims) != len(given):
+        raise OptionError(
+            f"{flag} gives {len(given)} dims for '{v.name}', which has {len(dims)}",
+            tensor=v.name,
+        )
+    for i, (d, size) in enumerate(zip(dims, given, strict=True)):
+        if d.HasField("dim_value"):
+            if size != d.dim_value:
+                raise OptionError(
+                    f"{flag} gives {size} for dim {i} of '{v.name}', which is fixed at "
+                    f"{d.dim_value}",
+                    tensor=v.name,
+                )
+            continue
+        label = f"dim {i} ('{d.dim_param}')" if d.dim_param else f"dim {i}"
+        if size == 0:
+            raise OptionError(
+                f"{flag} gives 0 for {label} of '{v.name}': validation on an empty input "
+                "compares nothing; give 1 or more",
+                tensor=v.name,
+            )
+        if d.dim_param:
+            first, where = symbols.setdefault(d.dim_param, (size, v.name))
+            if first != size:
+                raise OptionError(
+                    f"{flag} gives {label} of '{v.name}' the size {size}, and '{where}' "
+                    f"gives it {first}; inputs that share a dim name share its size",
+                    tensor=v.name,
+                )
 
 
 def edge_values(dtype) -> np.ndarray:
@@ -244,6 +288,30 @@ def _nbytes(shape, dtype: np.dtype) -> int:
 EXPECTED = "expected"
 """Key of saved outputs in an inputs file: `expected` for a model with one output,
 or `expected:NAME` for each output by name."""
+
+
+def replay_outputs(v: ValidationResult) -> dict[str, np.ndarray]:
+    """The outputs of one comparison, as `--save-outputs` writes them: the rewrite's by
+    output name, in the original's types (a complex output as a complex array, not
+    packed), and what it was compared with as `expected:NAME`, the key `load_saved`
+    reads as saved outputs."""
+    arrays = {}
+    for o, e, a in zip(v.outputs, v.expected or [], v.actual or [], strict=True):
+        complex_ = is_complex_np(e.dtype) and a.dtype.kind == "f" and a.shape == (*e.shape, 2)
+        arrays[o.name] = unpack(a) if complex_ else a
+        arrays[f"{EXPECTED}:{o.name}"] = e
+    return arrays
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """An uncompressed .npz archive of `arrays`, by name, as `np.load` reads it. Written
+    member by member, as `np.savez` does, which cannot take an array named `file`."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, value in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+    return buffer.getvalue()
 
 
 _NUMBERS = "biufc"
@@ -448,8 +516,7 @@ def run_onnxruntime(
         ValidationTimeout: The run went past `timeout` seconds; onnxruntime stops it.
         DecomplexError: onnxruntime failed.
     """
-    import onnxruntime as ort
-
+    ort = import_onnxruntime()
     options = ort.SessionOptions()
     # Failures come back as the exception below; the log would repeat them on stderr.
     options.log_severity_level = 4
@@ -463,12 +530,18 @@ def run_onnxruntime(
             source = str(model)
         else:
             source = model.SerializeToString()
-        session = ort.InferenceSession(
-            source, options, providers=providers or ["CPUExecutionProvider"]
-        )
+        with warnings.catch_warnings():
+            # A provider it lacks is a warning to onnxruntime; `_check_used` says it once.
+            warnings.simplefilter("ignore", UserWarning)
+            session = ort.InferenceSession(
+                source, options, providers=providers or ["CPUExecutionProvider"]
+            )
+        _check_used(session, providers)
         if timeout is not None:
             watched = _WATCHDOG.watch(run_options, time.monotonic() + timeout)
         return session.run(None, _as_declared(session, feeds), run_options)
+    except DecomplexError:
+        raise
     except Exception as e:
         if run_options.terminate:
             raise ValidationTimeout(
@@ -478,6 +551,94 @@ def run_onnxruntime(
     finally:
         if watched is not None:
             _WATCHDOG.forget(watched)
+
+
+RUNTIME_HINT = "pip install 'onnx-decomplex[cpu]', or 'onnx-decomplex[gpu]' for CUDA"
+"""How to get a runtime for validation; the rewrite itself needs none."""
+
+
+def import_onnxruntime():
+    """The `onnxruntime` module, imported when validation first needs it.
+
+    Raises:
+        DecomplexError: It is not installed (or does not load): one line naming the
+            extras that install it.
+    """
+    try:
+        import onnxruntime
+    except ImportError as e:
+        raise DecomplexError(
+            f"validation runs the rewrite in onnxruntime, which is not installed ({e}): "
+            f"{RUNTIME_HINT}; --no-validate writes the rewrite unchecked"
+        ) from None
+    return onnxruntime
+
+
+PROVIDERS = {
+    "cpu": "CPUExecutionProvider",
+    "cuda": "CUDAExecutionProvider",
+    "tensorrt": "TensorrtExecutionProvider",
+    "dml": "DmlExecutionProvider",
+    "coreml": "CoreMLExecutionProvider",
+}
+"""Short names of onnxruntime's execution providers (Polygraphy's spelling)."""
+
+
+def resolve_providers(names: str | Iterable[str]) -> list[str]:
+    """onnxruntime execution providers by name, in priority order.
+
+    Args:
+        names: Comma-separated in one string, or a list: short names (`PROVIDERS`)
+            or full ones (`CUDAExecutionProvider`), in any case.
+
+    Returns:
+        The full names, each one the installed onnxruntime has.
+
+    Raises:
+        OptionError: A name is unknown, given twice, or names a provider the
+            installed onnxruntime lacks (the message lists the ones it has).
+        DecomplexError: onnxruntime is not installed.
+    """
+    if isinstance(names, str):
+        names = [names]
+    wanted = [n.strip() for text in names for n in text.split(",") if n.strip()]
+    ort = import_onnxruntime()
+    known = {p.lower(): p for p in ort.get_all_providers()}
+    known.update({p.lower(): p for p in PROVIDERS.values()})
+    available = ort.get_available_providers()
+    found: list[str] = []
+    for name in wanted:
+        key = name.lower()
+        full = PROVIDERS.get(key) or known.get(key) or known.get(f"{key}executionprovider")
+        if full is None:
+            raise OptionError(
+                f"unknown execution provider '{name}': give {', '.join(PROVIDERS)} or a full "
+                "onnxruntime name such as CUDAExecutionProvider"
+            )
+        if full in found:
+            raise OptionError(f"execution provider '{name}' is given twice")
+        if full not in available:
+            gpu = " (pip install 'onnx-decomplex[gpu]', in place of [cpu])" if full in (
+                PROVIDERS["cuda"], PROVIDERS["tensorrt"]) else ""  # fmt: skip
+            raise OptionError(
+                f"execution provider '{name}': onnxruntime {ort.__version__} here has no "
+                f"{full}; it has {', '.join(available)}{gpu}"
+            )
+        found.append(full)
+    return found
+
+
+def _check_used(session, providers: list[str] | None) -> None:
+    """Refuses a session that left out a provider asked for: onnxruntime falls back to
+    the CPU when a provider's libraries do not load, and a validation said to run on
+    a GPU must not quietly run elsewhere."""
+    used = session.get_providers()
+    missing = [p for p in providers or [] if p not in used]
+    if missing:
+        raise DecomplexError(
+            f"onnxruntime could not use {', '.join(missing)} (its libraries or device did "
+            f"not load) and would run on {', '.join(used)}; give --providers that load here"
+        )
 
 
 class _Watchdog:
@@ -690,7 +851,9 @@ def validate(
         seed: Seed for random inputs.
         atol: Absolute tolerance.
         rtol: Relative tolerance, against |expected|.
-        providers: onnxruntime execution providers; CPU by default.
+        providers: onnxruntime execution providers, full names in priority order
+            (see `resolve_providers`); CPU by default. One that does not load is an
+            error, never a quiet fallback to the CPU.
         expected: The original's outputs, saved by the framework that made it; the
             reference evaluator runs when None.
         runner: Runs the rewrite on packed inputs instead of onnxruntime (a TensorRT
@@ -735,6 +898,8 @@ def validate(
         with deadline.stage("onnxruntime"):
             actual = run_onnxruntime(rewritten, packed, providers, deadline.left())
     end = time.perf_counter()
+    if runner is None and providers:
+        runtime = f"{runtime} ({', '.join(providers)})"
 
     names = [o.name for o in original.graph.output]
     result = ValidationResult(
@@ -750,6 +915,7 @@ def validate(
         edges=placed,
     )
     actual = [np.asarray(a) for a in actual]
+    result.actual = actual
     for name, e, a in zip(names, expected, actual, strict=True):
         result.outputs.append(_compare(name, e, a, atol, rtol))
     # Zero tolerances ask for equality, which no float32 argument excuses.

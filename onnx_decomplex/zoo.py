@@ -25,7 +25,7 @@ from . import __version__
 from .contract import IORow
 from .errors import DecomplexError, UnsupportedError
 from .load import external_tensors
-from .pipeline import ConvertOptions
+from .pipeline import ConvertOptions, siblings
 from .report import initializer_bytes, op_histogram
 
 SCHEMA_VERSION = 2
@@ -157,10 +157,6 @@ def _failed(src: Path, rel: str, status: str, message: str) -> ModelRecord:
     return record
 
 
-EXPECTED_SUFFIX = ".expected.npz"
-"""A model's sibling NAME.expected.npz holds its framework's outputs, by output name."""
-
-
 def _errors(v) -> list[OutputError]:
     return [
         OutputError(o.name, o.passed, _finite(o.max_abs), _finite(o.max_rel), _finite(o.max_tol))
@@ -176,16 +172,10 @@ def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelR
     `NAME.expected.npz` holds the outputs of the framework that exported the model,
     which the rewrite must match too.
     """
-    saved = src.with_suffix(".npz")
-    expected = src.with_name(src.stem + EXPECTED_SUFFIX)
+    saved, expected = siblings(src)
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
-        result = options.convert(
-            src,
-            dst,
-            inputs_file=saved if saved.is_file() else None,
-            expected_file=expected if expected.is_file() else None,
-        )
+        result = options.convert(src, dst, inputs_file=saved, expected_file=expected)
     except UnsupportedError as e:
         return _failed(src, rel, UNSUPPORTED, str(e))
     except DecomplexError as e:
@@ -305,9 +295,9 @@ def input_files(models: list[Path]) -> list[tuple[Path, str]]:
     found = []
     for src in models:
         found.append((src, "input model"))
-        siblings = ((src.with_suffix(".npz"), "saved inputs"),
-                    (src.with_name(src.stem + EXPECTED_SUFFIX), "expected outputs"))  # fmt: skip
-        found += [(path, f"{what} of {src}") for path, what in siblings if path.is_file()]
+        saved, expected = siblings(src)
+        found += [(path, f"{what} of {src}") for path, what in
+                  ((saved, "saved inputs"), (expected, "expected outputs")) if path]  # fmt: skip
         try:
             model = onnx.load(str(src), load_external_data=False)
         except Exception:  # not a model: its run will say so

@@ -7,6 +7,7 @@ graph computes on packed values. One is a valid real graph that computes
 something else than JAX did; only JAX's outputs can show it, and they must.
 """
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -174,13 +175,19 @@ def test_cli_exits_3_naming_the_output_that_differs_from_jax(tmp_path):
     assert result.exit_code == EXIT_VALIDATION
     assert "FAILED add_out_0" in result.output
     assert "add_out_0 (against expected outputs sqrt_plus.expected.npz)" in result.stderr
+    # Beside the model, its inputs and JAX's outputs are read without being named.
+    beside = CliRunner().invoke(main, [str(src), str(tmp_path / "b.onnx")])
+    assert beside.exit_code == EXIT_VALIDATION
+    assert "expected outputs: " in beside.stdout and "FAILED add_out_0" in beside.stdout
     # Without JAX's outputs nothing can tell: the export is valid and runs.
-    plain = CliRunner().invoke(main, [str(src), str(tmp_path / "p.onnx")])
+    alone = shutil.copy(src, tmp_path / "alone.onnx")
+    plain = CliRunner().invoke(main, [str(alone), str(tmp_path / "p.onnx")])
     assert plain.exit_code == 0
 
 
 def test_expected_outputs_need_their_inputs(tmp_path):
-    src, _, expected = _files("scale_half")
+    model, _, expected = _files("scale_half")
+    src = shutil.copy(model, tmp_path / "scale_half.onnx")  # no inputs beside it
     result = CliRunner().invoke(
         main, [str(src), str(tmp_path / "o.onnx"), "--expected-outputs", str(expected)]
     )

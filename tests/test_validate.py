@@ -1,13 +1,22 @@
 """Validation can fail: wrong numbers, wrong shapes, and bad shape overrides are caught."""
 
+import io
+
 import numpy as np
+import onnxruntime as ort
 import pytest
 from helpers import make_model, vi
 from onnx import helper
 
 from onnx_decomplex import decomplex, validate
-from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.validate import _compare, resolve_shapes
+from onnx_decomplex.errors import DecomplexError, OptionError
+from onnx_decomplex.validate import (
+    _compare,
+    npz_bytes,
+    replay_outputs,
+    resolve_providers,
+    resolve_shapes,
+)
 
 
 def _mul_model():
@@ -72,3 +81,96 @@ def test_symbolic_dims_follow_overrides():
 def test_bad_overrides(overrides, message):
     with pytest.raises(DecomplexError, match=message):
         resolve_shapes(_mul_model(), overrides)
+
+
+def _table_model():
+    """z [batch, 8, 6] times a table; w shares z's batch."""
+    return make_model(
+        [helper.make_node("Mul", ["z", "w"], ["y"])],
+        [vi("z", np.complex64, ["batch", 8, 6]), vi("w", np.complex64, ["batch", 1, 1])],
+        [vi("y", np.complex64, ["batch", 8, 6])],
+    )
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"z": (4, 8, 7)}, "--input-shapes gives 7 for dim 2 of 'z', which is fixed at 6"),
+        ({"z": (4, 0, 6)}, "--input-shapes gives 0 for dim 1 of 'z', which is fixed at 8"),
+        ({"z": (0, 8, 6)}, "gives 0 for dim 0 ('batch') of 'z': validation on an empty input"),
+        ({"z": (4, 8, 6), "w": (3, 1, 1)}, "dim 0 ('batch') of 'w' the size 3, and 'z' gives it 4"),
+        ({"q": (4, 8, 6)}, "--input-shapes names 'q', which is not an input; inputs: w, z"),
+    ],
+)
+def test_overrides_that_do_not_fit_the_model_name_the_input_and_dim(overrides, message):
+    with pytest.raises(OptionError) as info:
+        resolve_shapes(_table_model(), overrides)
+    assert message in str(info.value)
+
+
+def test_overrides_name_the_option_they_came_from():
+    with pytest.raises(OptionError, match="--trt-opt-shapes gives 7 for dim 2"):
+        resolve_shapes(_table_model(), {"z": (4, 8, 7)}, "--trt-opt-shapes")
+
+
+def test_an_input_of_unknown_rank_takes_any_override():
+    m = make_model(
+        [helper.make_node("Neg", ["x"], ["y"])],
+        [vi("x", np.float32, None)],
+        [vi("y", np.float32, None)],
+    )
+    assert resolve_shapes(m, {"x": (2, 5)}) == {"x": (2, 5)}
+
+
+def test_providers_by_short_or_full_name_in_any_case():
+    assert resolve_providers("cpu") == ["CPUExecutionProvider"]
+    assert resolve_providers(["CPUExecutionProvider"]) == ["CPUExecutionProvider"]
+    assert resolve_providers("Cpu") == ["CPUExecutionProvider"]
+
+
+def test_providers_onnxruntime_lacks_are_refused_with_what_it_has():
+    available = ort.get_available_providers()
+    if "CUDAExecutionProvider" in available:
+        assert resolve_providers("cuda,cpu") == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    else:
+        with pytest.raises(OptionError) as info:
+            resolve_providers("cuda,cpu")
+        text = str(info.value)
+        assert "no CUDAExecutionProvider; it has " + ", ".join(available) in text
+        assert "onnx-decomplex[gpu]" in text
+    with pytest.raises(OptionError, match="unknown execution provider 'gpu'"):
+        resolve_providers("gpu")
+    with pytest.raises(OptionError, match="'CPU' is given twice"):
+        resolve_providers("cpu,CPU")
+
+
+def test_validation_runs_on_the_providers_asked_for():
+    original = _mul_model()
+    out, _ = decomplex(original)
+    result = validate(original, out, providers=["CPUExecutionProvider"])
+    assert result.passed and result.runtime == "onnxruntime (CPUExecutionProvider)"
+
+
+@pytest.mark.skipif(
+    "CUDAExecutionProvider" in ort.get_available_providers(), reason="CUDA is available here"
+)
+def test_a_provider_that_does_not_load_is_an_error_not_a_fallback():
+    # onnxruntime, asked for a provider it lacks, runs on the CPU with a warning.
+    original = _mul_model()
+    out, _ = decomplex(original)
+    with pytest.raises(DecomplexError, match="could not use CUDAExecutionProvider"):
+        validate(original, out, providers=["CUDAExecutionProvider"])
+
+
+def test_replay_outputs_are_complex_by_output_name_with_the_expected_beside():
+    original = _mul_model()
+    out, _ = decomplex(original)
+    result = validate(original, out)
+    arrays = replay_outputs(result)
+    assert sorted(arrays) == ["expected:y", "y"]
+    assert arrays["y"].dtype == np.complex64 and arrays["y"].shape == (2, 3)
+    np.testing.assert_allclose(arrays["y"], arrays["expected:y"], rtol=1e-5, atol=1e-6)
+    # As a file, it is what --load-inputs reads as saved outputs.
+    with np.load(io.BytesIO(npz_bytes({**arrays, "file": np.zeros(1)}))) as saved:
+        assert sorted(saved.files) == ["expected:y", "file", "y"]
+        np.testing.assert_array_equal(saved["y"], arrays["y"])

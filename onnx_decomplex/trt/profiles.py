@@ -2,8 +2,9 @@
 
 Shapes are given as the user knows the model: a complex input's logical shape S
 (its packed form S + [2] is what the engine takes, with the trailing 2 fixed), or
-the packed shape itself. Both trtexec's `x:1x8x128` and Polygraphy's `x:[1,8,128]`
-are read (`shapes.parse_shapes`).
+the packed shape itself, in any spelling `shapes.parse_shapes` reads. Every check
+here needs the model and not TensorRT, so a bad profile is refused before TensorRT
+is imported.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from ..dtypes import is_complex_onnx
-from ..errors import DecomplexError
+from ..errors import OptionError
 from ..shapes import declared_dims, parse_shapes
 
 KINDS = ("min", "opt", "max")
@@ -37,19 +38,29 @@ POOLS = {
 _UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
+_SIZE = "a number and a unit, as in 2G, 512M, 64K or 4096B"
+
+
 def parse_size(text: str) -> int:
     """`2G`, `512M`, `1.5G`, `4096B` -> bytes (binary units). A unit is required:
-    trtexec reads a bare number as MiB and Polygraphy as bytes."""
+    trtexec reads a bare number as MiB and Polygraphy as bytes.
+
+    Raises:
+        OptionError: Not a number and a unit.
+    """
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([BKMGT])(?:i?B)?\s*", text, re.IGNORECASE)
     if not m:
-        raise DecomplexError(
-            f"bad size '{text}': a number and a unit, as in 2G, 512M, 64K or 4096B"
-        )
+        raise OptionError(f"bad size '{text}': {_SIZE}")
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
 def parse_pool_limits(specs) -> dict[str, int]:
-    """`workspace:2G,tactic_shared_memory:48K` -> {`MemoryPoolType` member: bytes}."""
+    """`workspace:2G,tactic_shared_memory:48K` -> {`MemoryPoolType` member: bytes}.
+
+    Raises:
+        OptionError: An entry is not POOL:SIZE with a known pool and a size with a
+            unit, or names a pool given already; the message quotes the entry.
+    """
     if isinstance(specs, str):
         specs = [specs]
     limits = {}
@@ -59,10 +70,20 @@ def parse_pool_limits(specs) -> dict[str, int]:
             key = POOLS.get(pool.strip().lower())
             if not sep or key is None:
                 names = ", ".join(k for k in POOLS if "_" in k or k == "workspace")
-                raise DecomplexError(
+                raise OptionError(
                     f"bad pool limit '{item}': expected POOL:SIZE with POOL one of {names}"
                 )
-            limits[key] = parse_size(size)
+            if key in limits:
+                raise OptionError(
+                    f"bad pool limit '{item}': the {pool.strip()} pool is given twice"
+                )
+            try:
+                limits[key] = parse_size(size)
+            except OptionError:
+                raise OptionError(
+                    f"bad pool limit '{item}': the size must be {_SIZE} (trtexec reads a bare "
+                    "number as MiB, Polygraphy as bytes)"
+                ) from None
     return limits
 
 
@@ -91,7 +112,7 @@ class Profile:
             if len(packed) != len(low) or not all(
                 a <= d <= b for a, d, b in zip(low, packed, high, strict=True)
             ):
-                raise DecomplexError(
+                raise OptionError(
                     f"--input-shapes gives '{name}' the shape {tuple(shape)}, outside the "
                     f"engine's profile {low} to {high}",
                     tensor=name,
@@ -121,13 +142,13 @@ def _fit(name: str, given: Shape, dims: list, packed: bool, flag: str) -> Shape:
         given = (*given, 2)
     if len(given) != len(dims):
         logical = f" (logical rank {len(dims) - 1})" if packed else ""
-        raise DecomplexError(
+        raise OptionError(
             f"{flag} gives {len(given)} dims for '{name}', which has {len(dims)}{logical}",
             tensor=name,
         )
     for i, (g, d) in enumerate(zip(given, dims, strict=True)):
         if isinstance(d, int) and g != d:
-            raise DecomplexError(
+            raise OptionError(
                 f"{flag} gives {g} for dim {i} of '{name}', which is fixed at {d}", tensor=name
             )
     return tuple(given)
@@ -138,27 +159,32 @@ def _template(dims: list, packed: bool) -> str:
     return "x".join(str(d) if isinstance(d, int) else f"<{d or '?'}>" for d in shown)
 
 
+def _parsed(specs) -> dict[str, Shape]:
+    return dict(specs) if isinstance(specs, dict) else parse_shapes(specs or [])
+
+
 def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
     """One optimization profile for `model`'s inputs (the original model, or its rewrite).
 
     Args:
         model: The model whose inputs are profiled.
-        specs: "min", "opt" and "max" -> shape specs (strings, as on the command line).
-            An input given in one kind only gets that shape for all three. A dim
-            name fixed by one input's shapes applies to every input that uses it.
+        specs: "min", "opt" and "max" -> shape specs (strings, as on the command line)
+            or shapes parsed already ({input name: dims}). An input given in one
+            kind only gets that shape for all three. A dim name fixed by one input's
+            shapes applies to every input that uses it.
 
     Raises:
-        DecomplexError: A spec names no input, has the wrong rank, contradicts a
+        OptionError: A spec names no input, has the wrong rank, contradicts a
             fixed dim, gives two kinds but not the third, or min <= opt <= max fails;
             or an input has a dynamic dim that no spec fixes (the message says which
             flags to add).
     """
-    given = {k: parse_shapes(specs.get(k) or []) for k in KINDS}
+    given = {k: _parsed(specs.get(k)) for k in KINDS}
     inputs = {v.name: _declared(v) for v in _inputs(model)}
     for kind, shapes in given.items():
         for name in shapes:
             if name not in inputs:
-                raise DecomplexError(
+                raise OptionError(
                     f"--trt-{kind}-shapes names '{name}', which is not an input; "
                     f"inputs: {', '.join(inputs)}"
                 )
@@ -171,15 +197,17 @@ def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
             continue
         if len(kinds) == 2:
             missing = next(k for k in KINDS if k not in kinds)
-            raise DecomplexError(
+            raise OptionError(
                 f"'{name}' has two of min/opt/max shapes: add --trt-{missing}-shapes", tensor=name
             )
         low, mid, high = (kinds.get(k) or next(iter(kinds.values())) for k in KINDS)
-        if not all(a <= b <= c for a, b, c in zip(low, mid, high, strict=True)):
-            raise DecomplexError(
-                f"'{name}': shapes must satisfy min <= opt <= max, dim by dim, got {low}, {mid}, {high}",
-                tensor=name,
-            )
+        for i, (a, b, c) in enumerate(zip(low, mid, high, strict=True)):
+            if not a <= b <= c:
+                raise OptionError(
+                    f"the profile gives dim {i} of '{name}' min {a}, opt {b}, max {c}: each "
+                    f"dim needs min <= opt <= max (shapes {low}, {mid}, {high})",
+                    tensor=name,
+                )
         profile.shapes[name] = (low, mid, high)
         for i, d in enumerate(dims):
             if isinstance(d, str):
@@ -196,7 +224,7 @@ def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
         else:
             missing.append(f"{name}:{_template(dims, packed)}")
     if missing:
-        raise DecomplexError(
+        raise OptionError(
             f"dynamic inputs need shapes for the engine: give --trt-min-shapes, "
             f"--trt-opt-shapes and --trt-max-shapes for {', '.join(missing)} "
             "(or one of them, for a fixed shape)"

@@ -212,10 +212,13 @@ def test_progress_bar_on_a_terminal(tmp_path):
     assert "models" in buffer.getvalue()  # the bar's label was drawn
 
 
-def test_bad_input_shapes_in_folder_mode_is_one_line(tmp_path):
+def test_bad_input_shapes_in_folder_mode_is_a_usage_error(tmp_path):
     result = invoke(FIXTURES, tmp_path / "out", "--input-shapes", "z:[4")
-    assert result.exit_code == 1
-    assert result.stderr.strip() == "error: bad shape spec 'z:[4': missing ']'"
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: Invalid value for '--input-shapes': bad shape spec 'z:[4': missing ']'"
+    )
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("value", ["0/3", "4/3", "a/b", "3", "1/0"])

@@ -258,11 +258,12 @@ def test_unsupported_op_lists_nodes(work):
     )
 
 
-def test_bad_shape_spec_is_one_line(work):
+def test_bad_shape_spec_is_a_usage_error(work):
     src, out = work
     model = _copy("rope_freqs_input.onnx", src)
     result = invoke(model, out / "x.onnx", "--input-shapes", "xq:1xbad")
-    assert result.exit_code == EXIT_ERROR and "bad shape spec 'xq:1xbad'" in result.stderr
+    assert result.exit_code == 2 and "bad shape spec 'xq:1xbad'" in result.stderr
+    assert list(out.iterdir()) == []
 
 
 def test_console_script_installed(work):

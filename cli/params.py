@@ -1,0 +1,66 @@
+"""Option values, parsed and checked as click reads them.
+
+A value that cannot be read (a malformed shape, a size with no unit, an opset the
+installed onnx does not know, a provider onnxruntime lacks) is a usage error: exit 2,
+one line naming the option and the value. The parsing itself lives in the library
+modules that own each option.
+"""
+
+from __future__ import annotations
+
+import click
+import onnx
+
+from onnx_decomplex.errors import OptionError
+from onnx_decomplex.shapes import parse_shapes
+from onnx_decomplex.trt.profiles import parse_pool_limits
+from onnx_decomplex.validate import resolve_providers
+
+
+def _usage(parse):
+    """A click callback that reads an option's value with `parse`; the library's
+    OptionError becomes click's BadParameter, which names the option."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value):
+        try:
+            return parse(value)
+        except OptionError as e:
+            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+    return callback
+
+
+def _opset(value: int | None) -> int | None:
+    newest = onnx.defs.onnx_opset_version()
+    if value is not None and value > newest:
+        raise OptionError(
+            f"{value}: onnx {onnx.__version__} knows opsets up to {newest}; upgrade onnx "
+            "for a newer one"
+        )
+    return value
+
+
+shapes = _usage(parse_shapes)
+"""--input-shapes and --trt-*-shapes: {input name: dims}."""
+
+pool_limits = _usage(parse_pool_limits)
+"""--pool-limit: {pool: bytes}."""
+
+target_opset = _usage(_opset)
+"""--target-opset: no newer than the installed onnx converts to."""
+
+
+def providers(value: str | tuple[str, ...]) -> list[str] | None:
+    """--providers as onnxruntime's full names, in priority order; None when not given.
+
+    Raises:
+        click.BadParameter: A provider is unknown, or the installed onnxruntime lacks it.
+        DecomplexError: onnxruntime is not installed.
+    """
+    if not value:
+        return None
+    try:
+        return resolve_providers(value)
+    except OptionError as e:
+        ctx = click.get_current_context(silent=True)
+        raise click.BadParameter(str(e), ctx=ctx, param_hint="'--providers'") from None
