@@ -22,6 +22,8 @@ import onnx
 from .cmath import pack, unpack
 from .contract import KEY, Contract, Packed
 from .dtypes import is_complex_np
+from .errors import DecomplexError
+from .validate import RUNTIME_HINT
 
 
 def pack_inputs(contract: Contract | None, feeds: Mapping[str, object]) -> dict:
@@ -75,8 +77,12 @@ class Session:
         providers: Sequence[str] | None = None,
         **ort_options,
     ):
-        import onnxruntime as ort
-
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise DecomplexError(
+                f"Session runs the model in onnxruntime, which is not installed: {RUNTIME_HINT}"
+            ) from None
         if isinstance(model, onnx.ModelProto):
             model = model.SerializeToString()
         elif isinstance(model, Path):

@@ -16,7 +16,7 @@ import onnx
 
 from .errors import OptionError
 
-SYNTAX = "name:1x8x128, name:1,8,128 or name:[1,8,128]"
+SYNTAX = "'name:1x8x128', 'name:1,8,128' or 'name:[1,8,128]'"
 """The spellings a shape spec may take, for help texts and errors."""
 
 _DIM = re.compile(r"-?\d+")

@@ -31,9 +31,9 @@ def test_every_spelling(specs, expected):
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("x", "expected name:1x8x128, name:1,8,128 or name:[1,8,128]"),
-        ("z=4x8x6", "expected name:1x8x128"),
-        (":1x2", "expected name:1x8x128"),
+        ("x", "expected 'name:1x8x128', 'name:1,8,128' or 'name:[1,8,128]'"),
+        ("z=4x8x6", "expected 'name:1x8x128'"),
+        (":1x2", "expected 'name:1x8x128'"),
         ("x:1xa", "dims must be integers"),
         ("z:4xax6", "dims must be integers"),
         ("x:1x8,128", "dims must be integers"),  # two spellings in one shape

@@ -9,7 +9,7 @@ Each is bilinear, so with f the real op on parts:
 
 With a constant weight, one real product does it all (the block form):
 
-    MatMul(z, W)  -> Reshape(MatMul(Reshape(p, [..., 2K]), B), [..., N, 2])
+    MatMul(z, W)  -> Reshape(MatMul(Reshape(p, [..., 2K]), B), [..., N, 2])   # K, N from W
                      B = [[Wr, Wi], [-Wi, Wr]] interleaved, built in numpy
     Conv(z, W)    -> Conv([zr; zi], [[Wr, -Wi], [Wi, Wr]]), halves = (re, im)
     Einsum(z...)  -> one Einsum of the packed operands with the product tensor
@@ -54,16 +54,17 @@ def _matmul_block(ctx, y, x, w: np.ndarray) -> bool:
     rank = ctx.rank(x)
     if rank is None or rank < 1 or w.ndim > 2 or ctx.prefers_pair(x):
         return False
-    if w.size == 0 or 0 in ctx.shape(x):
-        # Reshape cannot infer a -1 dim beside a zero one: the product of parts can.
-        return False
+    if w.size == 0:
+        return False  # a 0 in Reshape's shape would copy a dim, not make an empty one
     dtype = ctx.real_dtype(y)
+    # The sizes come from W, never -1: Reshape cannot infer a -1 beside a zero-size dim,
+    # and x may be empty at run time (after a Compress, say).
     keep = [0] * (rank - 1)
-    flat = ctx.emit("Reshape", [ctx.packed(x, dtype), np.array([*keep, -1], np.int64)])
+    flat = ctx.emit("Reshape", [ctx.packed(x, dtype), np.array([*keep, 2 * w.shape[0]], np.int64)])
     big = cmath.interleaved_block(w.astype(ctx.dtype(y)))
     out = ctx.emit("MatMul", [flat, big])
     if w.ndim == 2:
-        out = ctx.emit("Reshape", [out, np.array([*keep, -1, 2], np.int64)])
+        out = ctx.emit("Reshape", [out, np.array([*keep, w.shape[1], 2], np.int64)])
     ctx.set_packed(y, out)
     ctx.explain(f"block form: one real MatMul with a {big.shape[0]}x{big.shape[1]} weight")
     return True

@@ -58,7 +58,7 @@ def _nothing_written(folder: Path):
 @pytest.mark.parametrize(
     "spec, quoted, why",
     [
-        ("z=4x8x6", "z=4x8x6", "expected name:1x8x128, name:1,8,128 or name:[1,8,128]"),
+        ("z=4x8x6", "z=4x8x6", "expected 'name:1x8x128', 'name:1,8,128' or 'name:[1,8,128]'"),
         ("z:[4,8,6", "z:[4,8,6", "missing ']'"),
         ("z:4xax6", "z:4xax6", "dims must be integers"),
         ("z:-1x8x6", "z:-1x8x6", "dims must not be negative"),
@@ -104,7 +104,7 @@ def test_several_onnxsim_specs_in_one_value(tmp_path):
 
 def test_help_shows_every_spelling():
     text = invoke("--help").stdout
-    assert "name:1x8x128, name:1,8,128 or name:[1,8,128]" in " ".join(text.split())
+    assert "'name:1x8x128', 'name:1,8,128' or 'name:[1,8,128]'" in " ".join(text.split())
     assert "a comma followed by name: starts the next" in " ".join(text.split())
 
 

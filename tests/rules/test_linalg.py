@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from helpers import assert_rewrites, crandn, init, op_types, run_ort, single, vi
+from helpers import assert_rewrites, crandn, init, make_model, op_types, run_ort, single, vi
+from onnx import helper
 
 from onnx_decomplex import decomplex
 from onnx_decomplex.cmath import pack, unpack
@@ -155,3 +156,19 @@ def test_matmul_with_a_zero_size_dim(cdtype, shapes, constant):
     else:
         extra = [vi("b", cdtype, sb)]
     assert_rewrites(single("MatMul", cdtype, shape=sa, inputs=["a", "b"], extra=extra, inits=inits))
+
+
+def test_constant_weight_on_a_value_empty_at_run_time(cdtype):
+    # Compress's output size is known only at run time: the block form's Reshapes take
+    # their sizes from W, since -1 cannot be inferred beside a zero-size dim.
+    w = (np.arange(6).reshape(3, 2) + 1j).astype(cdtype)
+    model = make_model(
+        [helper.make_node("Compress", ["z", "mask"], ["c"], axis=0),
+         helper.make_node("MatMul", ["c", "w"], ["y"])],
+        [vi("z", cdtype, [4, 3]), vi("mask", np.bool_, [4])],
+        [vi("y", cdtype, None)],
+        [init("w", w)],
+    )  # fmt: skip
+    z = (np.arange(12).reshape(4, 3) * (1 - 1j)).astype(cdtype)
+    for mask in ([False] * 4, [True, False, True, False]):
+        assert_rewrites(model, feeds={"z": z, "mask": np.array(mask)})
