@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import onnx
 import onnx.inliner
 import onnx.version_converter
@@ -71,11 +72,72 @@ def default_opset(model: onnx.ModelProto) -> int:
 
 
 def _with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy with inferred shapes; they only help rules pick a form, so failure is fine."""
+    """A copy with inferred shapes; they only help rules pick a form, so failure is fine.
+
+    Where shape inference leaves the -1 of a constant Reshape unknown though it is one
+    symbolic dim of the input (`Reshape(f[seq, 64], [1, -1, 1, 64])` is `[1, seq, 1,
+    64]`), that dim is named and inference runs again, so that rules can see that a
+    table's length is the sequence's.
+    """
     try:
-        return onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(model)
+        for _ in range(4):
+            named = _name_reshaped_dims(inferred)
+            if not named:
+                break
+            # Inferred again from the named values alone: the others carry made-up names.
+            kept = [v for v in inferred.graph.value_info if v.name in named]
+            del inferred.graph.value_info[:]
+            inferred.graph.value_info.extend(kept)
+            inferred = onnx.shape_inference.infer_shapes(inferred)
+        return inferred
     except Exception:
         return model
+
+
+def _dims(v: onnx.ValueInfoProto | None) -> list | None:
+    """A value's dims (int, str, or None for unknown), or None without a shape."""
+    if v is None or not v.type.tensor_type.HasField("shape"):
+        return None
+    return [
+        d.dim_value if d.HasField("dim_value") else d.dim_param or None
+        for d in v.type.tensor_type.shape.dim
+    ]
+
+
+def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
+    """Names the -1 dim of main-graph Reshapes by a constant shape where it is exactly
+    one symbolic dim of the input, and shape inference left it unknown (or gave it a
+    made-up `unk__` name); returns the values named."""
+    graph = model.graph
+    infos = {v.name: v for v in [*graph.input, *graph.value_info, *graph.output]}
+    constants = {t.name: t for t in graph.initializer}
+    for n in graph.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            constants[n.output[0]] = n.attribute[0].t
+    named = set()
+    for n in graph.node:
+        if n.op_type != "Reshape" or len(n.input) < 2 or n.input[1] not in constants:
+            continue
+        if any(a.name == "allowzero" and a.i for a in n.attribute):
+            continue
+        target = numpy_helper.to_array(constants[n.input[1]]).reshape(-1).tolist()
+        source, out = _dims(infos.get(n.input[0])), infos.get(n.output[0])
+        dims = _dims(out)
+        if source is None or dims is None or target.count(-1) != 1 or 0 in target:
+            continue
+        at = target.index(-1)
+        made_up = isinstance(dims[at], str) and dims[at].startswith("unk__")
+        if (dims[at] is not None and not made_up) or None in source:
+            continue
+        symbols = [d for d in source if isinstance(d, str)]
+        size = int(np.prod([d for d in source if isinstance(d, int)], dtype=np.int64))
+        rest = int(np.prod([d for d in target if d != -1], dtype=np.int64))
+        if len(symbols) != 1 or rest == 0 or size != rest:
+            continue
+        out.type.tensor_type.shape.dim[at].dim_param = symbols[0]
+        named.add(n.output[0])
+    return named
 
 
 MUL_STRATEGIES = ("auto", "four", "gauss")

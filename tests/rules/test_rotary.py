@@ -32,10 +32,20 @@ def test_llama_rope_becomes_one_rotary_node():
     assert not {"Mul", "Sub", "Add", "Concat", "Split"} & set(ops)
 
 
-def test_a_table_of_unprovable_length_keeps_the_packed_product():
-    # The table input's Reshape(-1) hides that its length is the sequence's, and a
-    # table longer than z would widen the product, which the node cannot do.
+def test_a_table_behind_reshape_minus_one_is_read_symbolically():
+    # Reshape(freqs_cis[seq, 16], [1, -1, 1, 16]) is [1, seq, 1, 16]: shape inference
+    # leaves the -1 unknown, the rewrite names it seq, and the table cannot widen z.
     ops = _rewrites(FIXTURES.rope(True))
+    assert ops.count("RotaryEmbedding") == 1 and "Mul" not in ops
+    assert ("RotaryEmbedding", "com.microsoft") in _contrib_rewrites(FIXTURES.rope(True))
+
+
+def test_a_table_of_unprovable_length_keeps_the_packed_product():
+    # A table of its own length n: longer than z, it would widen the product, which the
+    # node cannot do.
+    model = FIXTURES.rope(True)
+    model.graph.input[1].type.tensor_type.shape.dim[0].dim_param = "n"
+    ops = _rewrites(model)
     assert "RotaryEmbedding" not in ops and "Split" in ops
 
 
