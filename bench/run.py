@@ -7,7 +7,7 @@ Before timing, the rewrite's
 outputs are checked against each baseline's: a ratio of graphs that compute
 different things would mean nothing.
 
-    python bench/run.py [--quick] [--runs N] [--threads N] [--out bench/results]
+    python bench/run.py [--quick] [--runs N] [--threads N] [--only TEXT] [--out bench/results]
 
 writes results.json (every median, ratio, goal and the numerical differences) and
 results.png (the ratios against their goals).
@@ -192,6 +192,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads; 0: all")
+    parser.add_argument(
+        "--only", help="run the cases whose name holds this text, and no large model"
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
     global THREADS
@@ -200,10 +203,13 @@ def main() -> None:
     rng = np.random.default_rng(0)
     results = []
     for case in all_cases(rng, quick=args.quick):
+        if args.only and args.only not in case.name:
+            continue
         print(f"{case.name} ...", flush=True)
         results.append(run_case(case, args.warmup, runs))
-    print("large model ...", flush=True)
-    results += large_model_results(args.quick)
+    if not args.only:
+        print("large model ...", flush=True)
+        results += large_model_results(args.quick)
     print_table(results)
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"onnxruntime": ort.__version__, "onnx": onnx.__version__, "machine": platform.machine(),
