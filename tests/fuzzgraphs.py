@@ -40,6 +40,14 @@ ZERO_MAKERS = {"Round", "Sub", "Add", "Pad", "Trilu", "Cast", "Sum", "Mean", "Cu
                "ConvTranspose", "DFT", "ReduceSum", "ReduceMean", "ReduceSumSquare",
                "ReduceL2", "ReduceLogSum", "Log", "LogSoftmax", "Acos", "Acosh", "If",
                "Loop", "Scan"}  # fmt: skip
+# A zero made by a contraction or reduction has the sign the order of the sum gives
+# (IEEE: +0 + -0 = +0; numpy's einsum of one term keeps a -0). On a branch cut that sign
+# picks the side (README, Precision): these ops are not given such values on an axis.
+SUMMING = {"MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "DFT", "CumSum", "ReduceSum",
+           "ReduceMean", "ReduceSumSquare", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+           "ReduceProd", "Softmax", "LogSoftmax", "Loop", "Scan"}  # fmt: skip
+CUT = {"Log", "Sqrt", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Pow", "ReduceLogSum",
+       "ReduceL2"}  # fmt: skip
 REDUCE = ["ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2",
           "ReduceLogSum", "ReduceLogSumExp", "ReduceProd"]  # fmt: skip
 STEPS = ["unary", "unary", "unary", "unary", "binary", "binary", "binary", "real_out", "cast", "pow", "variadic",
@@ -77,6 +85,12 @@ class Value:
     axis: bool = False  # may hold values on the real or imaginary axis
     zeros: bool = True  # may hold an exact zero
     from_real: bool = False  # computed from a real value cast to complex
+    summed: bool = False  # computed by a contraction or reduction (see SUMMING)
+
+    @property
+    def signed_zeros(self) -> bool:
+        """Its zero parts have the sign numpy's would: not a summed value on an axis."""
+        return not (self.axis and self.summed)
 
     @property
     def rank(self) -> int:
@@ -197,6 +211,7 @@ class Builder:
         v.from_real = any(s.from_real for s in srcs) or (
             op == "Cast" and bool(srcs) and not srcs[0].is_complex
         )
+        v.summed = any(s.summed for s in srcs) or op in SUMMING
         self.pool.append(v)
         return v
 
@@ -307,6 +322,10 @@ class Builder:
             x = self.complex_value(lambda v: v.depth == 0)
             if x.depth:
                 return
+        elif op in CUT:
+            x = self.complex_value(lambda v: v.signed_zeros)
+            if not x.signed_zeros:
+                return
         else:
             x = self.complex_value()
         bound = {"Exp": _exp(x.bound), "Sinh": _exp(x.bound), "Cosh": _exp(x.bound),
@@ -367,7 +386,9 @@ class Builder:
 
     def s_pow(self):
         kind = self.one(["int", "real", "real_tensor", "complex"])
-        x = self.complex_value(lambda v: v.bound <= 3)
+        x = self.complex_value(lambda v: v.bound <= 3 and v.signed_zeros)
+        if x.bound > 3 or not x.signed_zeros:
+            return
         if kind == "int":
             p = self.index_const(self.one([0, 1, 2, 3, -1, -2]), _real_of(x.dtype))
             bound = _pow(x.bound, 3) * 1e3
@@ -708,8 +729,8 @@ class Builder:
             x = self.complex_value(lambda v: pred(v) and v.bound <= 3 and v.size <= 12)
         else:
             x = self.complex_value(pred)
-        if not pred(x):
-            return
+        if not pred(x) or (op in CUT and x.axis):
+            return  # the reduction's own sum makes the sign of a zero part (see SUMMING)
         keep = self.int_(0, 1)
         how = self.one(["axes", "axes", "none", "empty"])
         attrs = {"keepdims": keep}
