@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -39,6 +40,19 @@ _STYLE = {
 
 _COLUMNS = [("model", "left"), ("status", "left"), ("complex", "right"), ("nodes", "right"),
             ("init bytes", "right"), ("abs err", "right"), ("time", "right")]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Reporting:
+    """Where a folder run's report goes, and the baseline it is held to: the options a
+    folder run and a merge of shard reports share."""
+
+    report: Path | None = None
+    junit: Path | None = None
+    baseline_path: Path | None = None
+    update_baseline: bool = False
+    max_error_growth: float = baseline.DEFAULT_MAX_ERROR_GROWTH
+    max_node_growth: float = baseline.DEFAULT_MAX_NODE_GROWTH
 
 
 def parse_shard(ctx, param, value: str | None) -> zoo.Shard | None:
@@ -156,15 +170,15 @@ def _out_inside_in(src: Path, dst: Path) -> bool:
     return dst.resolve().is_relative_to(src.resolve())
 
 
-def check_paths(paths: Paths, report, junit, baseline_path, update_baseline) -> None:
+def check_paths(paths: Paths, reporting: Reporting) -> None:
     """Adds the report, JUnit file and baseline to `paths`, then refuses, before
     anything is written, a path written where the run reads or writes another file."""
-    paths.write(report, "--report file")
-    paths.write(junit, "--junit file")
-    if update_baseline:
-        paths.write(baseline_path, "baseline")
+    paths.write(reporting.report, "--report file")
+    paths.write(reporting.junit, "--junit file")
+    if reporting.update_baseline:
+        paths.write(reporting.baseline_path, "baseline")
     else:
-        paths.read(baseline_path, "baseline")
+        paths.read(reporting.baseline_path, "baseline")
     paths.check()
 
 
@@ -202,17 +216,16 @@ def _run(console, src, dst, options, jobs, shard=None) -> tuple[list[zoo.ModelRe
     return records, time.perf_counter() - start
 
 
-def read_baseline(
-    baseline_path: Path | None, update_baseline: bool, shard: zoo.Shard | None
-) -> list[zoo.ModelRecord] | None:
+def read_baseline(reporting: Reporting, shard: zoo.Shard | None) -> list[zoo.ModelRecord] | None:
     """The baseline's records a run compares with (a shard's own, for a shard), or None
     with no baseline, or one that --update-baseline is about to create."""
+    baseline_path = reporting.baseline_path
     if baseline_path is None:
         return None
     if baseline_path.exists():
         report = baseline.read_report(baseline_path)
         return baseline.baseline_for(report, shard, baseline_path)
-    if not update_baseline:
+    if not reporting.update_baseline:
         raise DecomplexError(
             "no such baseline (--update-baseline creates it)", file=str(baseline_path)
         )
@@ -225,24 +238,19 @@ def finish(
     records: list[zoo.ModelRecord],
     data: dict,
     old: list[zoo.ModelRecord] | None,
-    *,
-    report: Path | None,
-    junit: Path | None,
-    baseline_path: Path | None,
-    update_baseline: bool,
-    max_error_growth: float,
-    max_node_growth: float,
+    reporting: Reporting,
 ) -> int:
     """Compares with the baseline, writes the reports; returns the exit status: 0 when
     every model passed, or nothing regressed against a baseline, or the baseline was
     updated; 1 otherwise."""
+    baseline_path = reporting.baseline_path
     cmp = None
     if old is not None:
         cmp = baseline.compare(
             old,
             records,
-            max_error_growth=max_error_growth,
-            max_node_growth=max_node_growth,
+            max_error_growth=reporting.max_error_growth,
+            max_node_growth=reporting.max_node_growth,
             atol=data["options"]["atol"],
         )
         data["baseline"] = {
@@ -257,11 +265,11 @@ def finish(
             console.print(f"[dim]known[/] {c}", highlight=False)
         for c in cmp.regressions:
             err.print(f"[red]regression[/] {c}", highlight=False)
-    if report is not None:
-        write_json(report, data)
-    if junit is not None:
-        write_junit(records, junit, cmp)
-    if update_baseline:
+    if reporting.report is not None:
+        write_json(reporting.report, data)
+    if reporting.junit is not None:
+        write_junit(records, reporting.junit, cmp)
+    if reporting.update_baseline:
         write_json(baseline_path, {k: v for k, v in data.items() if k != "baseline"})
         console.print(f"baseline {baseline_path} updated", highlight=False)
         return 0
@@ -284,19 +292,14 @@ def run_folder_mode(
     options: ConvertOptions,
     *,
     jobs: int,
-    report: Path | None,
-    junit: Path | None,
-    baseline_path: Path | None,
-    update_baseline: bool,
-    max_error_growth: float,
-    max_node_growth: float,
+    reporting: Reporting,
     shard: zoo.Shard | None = None,
 ) -> int:
     """Runs the folder (one shard of it, with `shard`), writes the reports, compares;
     returns the exit status."""
     if dst.exists() and not dst.is_dir():
         raise DecomplexError("OUT must be a folder when IN is one", file=str(dst))
-    if shard is not None and update_baseline:
+    if shard is not None and reporting.update_baseline:
         raise click.UsageError(
             "--update-baseline with --shard would make a baseline of one shard's models: "
             "merge the shards' reports with onnx-decomplex-merge ... --update-baseline"
@@ -312,24 +315,12 @@ def run_folder_mode(
         )
     if not models:
         raise DecomplexError("no .onnx files found", file=str(src))
-    check_paths(_paths(src, dst, models, shard), report, junit, baseline_path, update_baseline)
-    old = read_baseline(baseline_path, update_baseline, shard)
+    check_paths(_paths(src, dst, models, shard), reporting)
+    old = read_baseline(reporting, shard)
     records, seconds = _run(console, src, dst, options, jobs, shard)
     print_table(console, records, seconds, f"shard {shard}, " if shard else "")
     for r in records:
         for line in r.warnings:
             err.print(f"[yellow]warning[/] {r.path}: {line}", highlight=False)
     data = zoo.to_json(records, src, options, seconds, shard)
-    return finish(
-        console,
-        err,
-        records,
-        data,
-        old,
-        report=report,
-        junit=junit,
-        baseline_path=baseline_path,
-        update_baseline=update_baseline,
-        max_error_growth=max_error_growth,
-        max_node_growth=max_node_growth,
-    )
+    return finish(console, err, records, data, old, reporting)

@@ -33,7 +33,7 @@ from onnx_decomplex.validate import (
 from onnx_decomplex.zoo import find_models
 
 from . import params
-from .folder import parse_shard, run_folder_mode
+from .folder import Reporting, parse_shard, run_folder_mode
 from .groups import GroupedCommand, option
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
 
@@ -440,12 +440,9 @@ def main(
                 options,
                 jobs=jobs,
                 shard=shard,
-                report=report,
-                junit=junit,
-                baseline_path=baseline_path,
-                update_baseline=update_baseline,
-                max_error_growth=max_error_growth,
-                max_node_growth=max_node_growth,
+                reporting=Reporting(
+                    report, junit, baseline_path, update_baseline, max_error_growth, max_node_growth
+                ),  # fmt: skip
             )
         except DecomplexError as e:
             _exit_with(e)

@@ -24,7 +24,7 @@ from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.files import Paths
 from onnx_decomplex.merge import merge_reports
 
-from .folder import check_paths, finish, print_table, read_baseline
+from .folder import Reporting, check_paths, finish, print_table, read_baseline
 
 EXIT_ERROR = 1
 
@@ -101,24 +101,15 @@ def main(
         paths = Paths()
         for path in reports:
             paths.read(path, "shard report")
-        check_paths(paths, report, junit, baseline_path, update_baseline)
+        reporting = Reporting(
+            report, junit, baseline_path, update_baseline, max_error_growth, max_node_growth
+        )
+        check_paths(paths, reporting)
         merged = merge_reports([(path, read_report(path, "shard report")) for path in reports])
-        old = read_baseline(baseline_path, update_baseline, None)
+        old = read_baseline(reporting, None)
         count = len(reports)
         print_table(console, merged.records, merged.data["wall_seconds"], f"{count} shards, ")
-        status = finish(
-            console,
-            err,
-            merged.records,
-            merged.data,
-            old,
-            report=report,
-            junit=junit,
-            baseline_path=baseline_path,
-            update_baseline=update_baseline,
-            max_error_growth=max_error_growth,
-            max_node_growth=max_node_growth,
-        )
+        status = finish(console, err, merged.records, merged.data, old, reporting)
     except DecomplexError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
