@@ -29,6 +29,7 @@ import onnx
 
 from .dtypes import is_complex_np, np_of
 from .errors import DecomplexError
+from .shapes import declared_dims
 
 KEY = "onnx_decomplex.io"
 VERSION = 1
@@ -125,11 +126,7 @@ def _type_of(v: onnx.ValueInfoProto) -> tuple[np.dtype | None, list[Dim] | None]
     t = v.type.tensor_type
     if not v.type.HasField("tensor_type") or not t.elem_type:
         return None, None
-    dtype = np.dtype(np_of(t.elem_type))
-    if not t.HasField("shape"):
-        return dtype, None
-    dims = [d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in t.shape.dim]
-    return dtype, dims
+    return np.dtype(np_of(t.elem_type)), declared_dims(v)
 
 
 @dataclass(frozen=True)

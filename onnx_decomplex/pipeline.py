@@ -31,6 +31,7 @@ from .normalize import normalize
 from .report import Report, initializer_bytes, op_histogram
 from .rewrite import rewrite
 from .save import Progress, check_paths, data_file, stage_copy, stage_model
+from .shapes import declared_dims
 from .tidy import keep_model_fields, name_nodes, tidy
 from .trt.engine import (
     EngineError,
@@ -95,16 +96,6 @@ def _with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
 
 
-def _dims(v: onnx.ValueInfoProto | None) -> list | None:
-    """A value's dims (int, str, or None for unknown), or None without a shape."""
-    if v is None or not v.type.tensor_type.HasField("shape"):
-        return None
-    return [
-        d.dim_value if d.HasField("dim_value") else d.dim_param or None
-        for d in v.type.tensor_type.shape.dim
-    ]
-
-
 def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
     """Names the -1 dim of main-graph Reshapes by a constant shape where it is exactly
     one symbolic dim of the input, and shape inference left it unknown (or gave it a
@@ -122,8 +113,10 @@ def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
         if any(a.name == "allowzero" and a.i for a in n.attribute):
             continue
         target = numpy_helper.to_array(constants[n.input[1]]).reshape(-1).tolist()
-        source, out = _dims(infos.get(n.input[0])), infos.get(n.output[0])
-        dims = _dims(out)
+        source, out = infos.get(n.input[0]), infos.get(n.output[0])
+        if source is None or out is None:
+            continue
+        source, dims = declared_dims(source), declared_dims(out)
         if source is None or dims is None or target.count(-1) != 1 or 0 in target:
             continue
         at = target.index(-1)
