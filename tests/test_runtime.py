@@ -2,14 +2,18 @@
 complex arrays: for every fixture and every exporter corpus, what it returns is what
 the original model computes."""
 
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from click.testing import CliRunner
 from helpers import make_model, vi
 from onnx import helper
+from onnx_decomplex.cli.main import main
 
 from onnx_decomplex import Session, decomplex, pack, read_contract, unpack, validate
 from onnx_decomplex.contract import KEY, Contract, Packed, record
@@ -112,8 +116,6 @@ def test_the_contract_names_each_packed_input_and_output():
 def test_the_contract_is_json_with_a_version():
     out, _ = decomplex(_mul_model())
     (entry,) = [p for p in out.metadata_props if p.key == KEY]
-    import json
-
     body = json.loads(entry.value)
     assert body["format"] == KEY and body["version"] == 1
     assert body["layout"] == "last axis of size 2: real, imaginary"
@@ -303,9 +305,6 @@ def test_packed_entries_describe_themselves():
 
 
 def test_the_cli_prints_every_input_and_output(tmp_path):
-    from click.testing import CliRunner
-    from onnx_decomplex.cli.main import main
-
     out = tmp_path / "out.onnx"
     result = CliRunner().invoke(main, [str(FIXTURES / "rope_freqs_input.onnx"), str(out)])
     assert result.exit_code == 0, result.output
@@ -317,12 +316,6 @@ def test_the_cli_prints_every_input_and_output(tmp_path):
 
 
 def test_the_folder_report_lists_each_models_inputs_and_outputs(tmp_path):
-    import json
-    import shutil
-
-    from click.testing import CliRunner
-    from onnx_decomplex.cli.main import main
-
     zoo = tmp_path / "zoo"
     zoo.mkdir()
     for name in ("signal_chain_c128.onnx", "no_complex.onnx"):

@@ -15,14 +15,19 @@ from onnx_decomplex.validate import validate
 RNG = np.random.default_rng(0)
 
 
-def _rewrites(model, target_opset=23, **kw):
-    """The three checks, with the opset upgrade; returns the op types."""
-    out, _ = decomplex(model, target_opset=target_opset)
+def _checked(model, target_opset=None, target="onnx", **kw):
+    """The rewrite, after the three checks."""
+    out, _ = decomplex(model, target_opset=target_opset, target=target)
     assert find_complex(out) == []
     onnx.checker.check_model(out, full_check=True)
     result = validate(model, out, **kw)
     assert result.outputs and result.passed, result.outputs
-    return op_types(out)
+    return out
+
+
+def _rewrites(model, target_opset=23, **kw):
+    """The three checks, with the opset upgrade; returns the op types."""
+    return op_types(_checked(model, target_opset, **kw))
 
 
 def test_llama_rope_becomes_one_rotary_node():
@@ -135,11 +140,7 @@ def test_target_opset_on_a_model_without_complex_values_still_upgrades():
 
 def _contrib_rewrites(model):
     """The three checks with the onnxruntime target; returns (op, domain) pairs."""
-    out, report = decomplex(model, target="onnxruntime")
-    assert find_complex(out) == []
-    onnx.checker.check_model(out, full_check=True)
-    result = validate(model, out)
-    assert result.outputs and result.passed, result.outputs
+    out = _checked(model, target="onnxruntime")
     assert ("com.microsoft", 1) in [(o.domain, o.version) for o in out.opset_import] or not any(
         n.domain == "com.microsoft" for n in out.graph.node
     )
