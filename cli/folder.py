@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -18,7 +17,7 @@ from onnx_decomplex import baseline, zoo
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.files import Paths, write_atomic
 from onnx_decomplex.junit import write_junit
-from onnx_decomplex.pipeline import ConvertOptions
+from onnx_decomplex.options import Options, ReportOptions
 from onnx_decomplex.save import data_file
 
 from .output import size
@@ -42,17 +41,16 @@ _COLUMNS = [("model", "left"), ("status", "left"), ("complex", "right"), ("nodes
             ("init bytes", "right"), ("abs err", "right"), ("time", "right")]  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Reporting:
-    """Where a folder run's report goes, and the baseline it is held to: the options a
-    folder run and a merge of shard reports share."""
+_FILE = {"type": click.Path(path_type=Path, dir_okay=False)}
 
-    report: Path | None = None
-    junit: Path | None = None
-    baseline_path: Path | None = None
-    update_baseline: bool = False
-    max_error_growth: float = baseline.DEFAULT_MAX_ERROR_GROWTH
-    max_node_growth: float = baseline.DEFAULT_MAX_NODE_GROWTH
+REPORT_SETTINGS = {
+    "report": _FILE,
+    "junit": _FILE,
+    "baseline": _FILE,
+    "max_error_growth": {"type": click.FloatRange(min=1)},
+    "max_node_growth": {"type": click.FloatRange(min=0)},
+}
+"""click's settings for the `ReportOptions` fields, in a folder run and a merge alike."""
 
 
 def parse_shard(ctx, param, value: str | None) -> zoo.Shard | None:
@@ -170,15 +168,15 @@ def _out_inside_in(src: Path, dst: Path) -> bool:
     return dst.resolve().is_relative_to(src.resolve())
 
 
-def check_paths(paths: Paths, reporting: Reporting) -> None:
+def check_paths(paths: Paths, reporting: ReportOptions) -> None:
     """Adds the report, JUnit file and baseline to `paths`, then refuses, before
     anything is written, a path written where the run reads or writes another file."""
     paths.write(reporting.report, "--report file")
     paths.write(reporting.junit, "--junit file")
     if reporting.update_baseline:
-        paths.write(reporting.baseline_path, "baseline")
+        paths.write(reporting.baseline, "baseline")
     else:
-        paths.read(reporting.baseline_path, "baseline")
+        paths.read(reporting.baseline, "baseline")
     paths.check()
 
 
@@ -216,10 +214,12 @@ def _run(console, src, dst, options, jobs, shard=None) -> tuple[list[zoo.ModelRe
     return records, time.perf_counter() - start
 
 
-def read_baseline(reporting: Reporting, shard: zoo.Shard | None) -> list[zoo.ModelRecord] | None:
+def read_baseline(
+    reporting: ReportOptions, shard: zoo.Shard | None
+) -> list[zoo.ModelRecord] | None:
     """The baseline's records a run compares with (a shard's own, for a shard), or None
     with no baseline, or one that --update-baseline is about to create."""
-    baseline_path = reporting.baseline_path
+    baseline_path = reporting.baseline
     if baseline_path is None:
         return None
     if baseline_path.exists():
@@ -238,12 +238,12 @@ def finish(
     records: list[zoo.ModelRecord],
     data: dict,
     old: list[zoo.ModelRecord] | None,
-    reporting: Reporting,
+    reporting: ReportOptions,
 ) -> int:
     """Compares with the baseline, writes the reports; returns the exit status: 0 when
     every model passed, or nothing regressed against a baseline, or the baseline was
     updated; 1 otherwise."""
-    baseline_path = reporting.baseline_path
+    baseline_path = reporting.baseline
     cmp = None
     if old is not None:
         cmp = baseline.compare(
@@ -289,10 +289,10 @@ def run_folder_mode(
     err: Console,
     src: Path,
     dst: Path,
-    options: ConvertOptions,
+    options: Options,
     *,
     jobs: int,
-    reporting: Reporting,
+    reporting: ReportOptions,
     shard: zoo.Shard | None = None,
 ) -> int:
     """Runs the folder (one shard of it, with `shard`), writes the reports, compares;

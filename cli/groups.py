@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
+
+from onnx_decomplex.options import flag
 
 
 class GroupedOption(click.Option):
@@ -30,6 +34,43 @@ class GroupedCommand(click.Command):
                 formatter.write_dl(rows)
 
 
-def option(*decls, group: str, **kwargs):
+def option(*decls, group: str = "Other", **kwargs):
     """`click.option` with a help group."""
     return click.option(*decls, cls=GroupedOption, group=group, **kwargs)
+
+
+def options_of(cls, group: str, **settings):
+    """One option per field of the options class `cls` (see `onnx_decomplex.options`),
+    under `group`: its flag, default and help come from the field; `settings[name]`
+    adds click's own settings for a field (type, callback, metavar, its own group or
+    help), and `settings[name] = None` leaves a field off the command line.
+
+    The parameter each option fills is named as its field, so that `build` makes the
+    options object back from what click parsed.
+    """
+
+    def decorate(f):
+        for fld in reversed(dataclasses.fields(cls)):
+            extra = settings.get(fld.name, {})
+            if extra is None:
+                continue
+            extra = dict(extra)
+            default = None if fld.default is dataclasses.MISSING else fld.default
+            decls = [flag(fld), *extra.pop("decls", ()), fld.name]
+            kwargs = {"default": default, "help": fld.metadata.get("help", "")}
+            if isinstance(default, bool) and "/" not in decls[0]:
+                kwargs["is_flag"] = True
+            if default is not None and default is not False and not extra.get("multiple"):
+                kwargs["show_default"] = True
+            kwargs.update(extra)
+            f = option(*decls, **{"group": group, **kwargs})(f)
+        return f
+
+    return decorate
+
+
+def build(cls, values: dict):
+    """The options object `cls` from the parameters click parsed, taking its fields
+    out of `values`."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    return cls(**{name: values.pop(name) for name in names if name in values})

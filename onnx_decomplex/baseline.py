@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .contract import IORow
 from .errors import DecomplexError
+from .options import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
 from .zoo import (
     READS_VERSIONS,
     STATUSES,
@@ -37,8 +38,6 @@ from .zoo import (
 # Errors are compared from 1% of the tolerance up: float32 kernels differ by a few ulps
 # between CPUs, and an error that was exactly 0 must not make that a regression.
 ERROR_FLOOR = 1e-2
-DEFAULT_MAX_ERROR_GROWTH = 10.0
-DEFAULT_MAX_NODE_GROWTH = 10.0
 
 
 @dataclass

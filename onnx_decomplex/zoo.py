@@ -25,7 +25,8 @@ from . import __version__
 from .contract import IORow
 from .errors import DecomplexError, UnsupportedError
 from .load import external_tensors
-from .pipeline import ConvertOptions, siblings
+from .options import Options
+from .pipeline import Files, convert_file, siblings
 from .report import initializer_bytes, op_histogram
 
 SCHEMA_VERSION = 2
@@ -164,7 +165,7 @@ def _errors(v) -> list[OutputError]:
     ]
 
 
-def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelRecord:
+def run_model(src: Path, dst: Path, rel: str, options: Options) -> ModelRecord:
     """Converts one model and records the outcome; never raises.
 
     A sibling `NAME.npz` supplies the inputs, and, when it saves them, the outputs
@@ -175,7 +176,7 @@ def run_model(src: Path, dst: Path, rel: str, options: ConvertOptions) -> ModelR
     saved, expected = siblings(src)
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
-        result = options.convert(src, dst, inputs_file=saved, expected_file=expected)
+        result = convert_file(src, dst, options, files=Files(inputs=saved, expected=expected))
     except UnsupportedError as e:
         return _failed(src, rel, UNSUPPORTED, str(e))
     except DecomplexError as e:
@@ -222,7 +223,7 @@ def _run_one(args) -> ModelRecord:
 def run_folder(
     root: Path,
     out: Path,
-    options: ConvertOptions,
+    options: Options,
     jobs: int = 1,
     on_done: Callable[[ModelRecord], None] | None = None,
     runner: Callable[[tuple], ModelRecord] = _run_one,
@@ -325,7 +326,7 @@ def summarize(records: list[ModelRecord]) -> dict:
 def to_json(
     records: list[ModelRecord],
     root: Path,
-    options: ConvertOptions,
+    options: Options,
     seconds: float,
     shard: Shard | None = None,
 ) -> dict:
@@ -333,16 +334,7 @@ def to_json(
     return report_json(
         records,
         models_dir=str(root),
-        options={
-            "validate": options.validate,
-            "atol": options.atol,
-            "rtol": options.rtol,
-            "seed": options.seed,
-            "edge_values": options.edge_values,
-            "mul_strategy": options.mul_strategy,
-            "target": options.target,
-            "target_opset": options.target_opset,
-        },
+        options=options.reported(),
         seconds=seconds,
         shard=shard,
     )

@@ -24,7 +24,8 @@ from onnx_decomplex.cli.main import EXIT_VALIDATION, main
 
 from onnx_decomplex import zoo
 from onnx_decomplex.files import _prefix, umask
-from onnx_decomplex.pipeline import ConvertOptions, convert_file
+from onnx_decomplex.options import Options
+from onnx_decomplex.pipeline import convert_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,12 +189,12 @@ def test_a_failed_validation_writes_nothing(tmp_path):
 
 
 def test_inputs_too_large_for_memory_are_one_line_and_leave_out(tmp_path, monkeypatch):
-    import onnx_decomplex.pipeline as pipeline
+    from onnx_decomplex.passes import validate
 
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(pipeline, "random_inputs", no_memory)
+    monkeypatch.setattr(validate, "random_inputs", no_memory)
     src, out = _model(tmp_path), tmp_path / "o.onnx"
     out.write_bytes(b"the user's earlier output")
     before = _state(tmp_path)
@@ -203,16 +204,16 @@ def test_inputs_too_large_for_memory_are_one_line_and_leave_out(tmp_path, monkey
 
 def test_validation_runs_on_the_file_this_run_wrote(tmp_path, monkeypatch):
     """Not on whatever lies at OUT by then (another run may write it)."""
-    import onnx_decomplex.pipeline as pipeline
+    from onnx_decomplex.passes import validate
 
     seen = []
-    real = pipeline.validate
+    real = validate.validate
 
     def spy(original, rewritten, *args, **kwargs):
         seen.append(Path(rewritten))
         return real(original, rewritten, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "validate", spy)
+    monkeypatch.setattr(validate, "validate", spy)
     out = tmp_path / "o.onnx"
     result = convert_file(_model(tmp_path), out)
     assert result.ok and result.written == [out]
@@ -246,14 +247,14 @@ def test_a_terminated_run_leaves_no_temporary_files(tmp_path):
     code = textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        import onnx_decomplex.pipeline as pipeline
+        from onnx_decomplex.passes import validate
         from onnx_decomplex.cli.main import main
 
         def slow(*args, **kwargs):
             Path({str(ready)!r}).write_text("")
             time.sleep(60)
 
-        pipeline.validate = slow
+        validate.validate = slow
         main([{str(src)!r}, {str(out)!r}])
     """)
     child = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path)
@@ -281,7 +282,7 @@ def kill_on_b(task):
 
 def test_a_dead_worker_costs_its_own_model_only(tmp_path, zoo_dir):
     _model(zoo_dir, "c.onnx")
-    records = zoo.run_folder(zoo_dir, tmp_path / "out", ConvertOptions(), jobs=2,
+    records = zoo.run_folder(zoo_dir, tmp_path / "out", Options(), jobs=2,
                              runner=kill_on_b)  # fmt: skip
     status = {r.path: r.status for r in records}
     assert status == {"a.onnx": zoo.OK, "c.onnx": zoo.OK, "sub/b.onnx": zoo.ERROR}

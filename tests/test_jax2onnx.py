@@ -20,7 +20,7 @@ from onnx_decomplex.cli.main import EXIT_VALIDATION, main
 
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.cmath import pack
-from onnx_decomplex.pipeline import convert_file
+from onnx_decomplex.pipeline import Files, convert_file
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "jax2onnx"
 NAMES = sorted(p.stem for p in CORPUS.glob("*.onnx"))
@@ -52,10 +52,11 @@ def _files(name):
     return CORPUS / f"{name}.onnx", CORPUS / f"{name}.npz", CORPUS / f"{name}.expected.npz"
 
 
-def _convert(name, tmp_path, **kw):
+def _convert(name, tmp_path, files=None, **kw):
+    files = files or {}
     src, inputs, expected = _files(name)
     out = tmp_path / f"{name}.onnx"
-    return convert_file(src, out, inputs_file=inputs, expected_file=expected, **kw), out
+    return convert_file(src, out, files=Files(inputs=inputs, expected=expected, **files), **kw), out
 
 
 def test_the_corpus_covers_what_users_export():
@@ -130,7 +131,7 @@ def test_export_converts_and_matches_jax(name, tmp_path):
 def test_normalized_model_is_the_native_complex_model(tmp_path):
     """What --save-normalized writes: typed complex I/O, runnable by onnx.reference."""
     normalized = tmp_path / "add_real.native.onnx"
-    result, _ = _convert("add_real", tmp_path, normalized_path=normalized)
+    result, _ = _convert("add_real", tmp_path, files={"normalized": normalized})
     model = onnx.load(normalized)
     (z, x), (y,) = model.graph.input, model.graph.output
     # Declared float[3, 4, 2] and added to a complex value: the packed declaration.

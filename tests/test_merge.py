@@ -9,7 +9,7 @@ from onnx_decomplex import zoo
 from onnx_decomplex.baseline import parse_report
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.merge import merge_reports
-from onnx_decomplex.pipeline import ConvertOptions
+from onnx_decomplex.options import Options
 
 PATHS = [f"m{i}.onnx" for i in range(9)]  # shards of 3: 1 3 2 1 1 2 3 1 1
 
@@ -23,14 +23,14 @@ def _record(path: str) -> zoo.ModelRecord:
 def _shard(k: int, n: int = 3, paths=None, seconds: float = 1.0, **options) -> tuple:
     shard = zoo.Shard(k, n)
     paths = [p for p in PATHS if shard.holds(p)] if paths is None else paths
-    data = zoo.to_json([_record(p) for p in paths], Path("zoo"), ConvertOptions(**options),
+    data = zoo.to_json([_record(p) for p in paths], Path("zoo"), Options.of(**options),
                        seconds, shard)  # fmt: skip
     return Path(f"r{k}.json"), parse_report(data)
 
 
 def test_the_shards_of_a_run_merge_into_the_report_of_the_whole_run():
     merged = merge_reports([_shard(3, seconds=2.5), _shard(1), _shard(2)])
-    whole = zoo.to_json([_record(p) for p in PATHS], Path("zoo"), ConvertOptions(), 2.5)
+    whole = zoo.to_json([_record(p) for p in PATHS], Path("zoo"), Options(), 2.5)
     assert merged.shard is None and merged.data["shard"] is None
     assert [r.path for r in merged.records] == PATHS
     for key in ("schema_version", "tool_version", "models_dir", "options", "wall_seconds",
@@ -72,7 +72,7 @@ def test_reports_that_are_not_the_shards_of_one_run_are_refused(reports, file, w
 
 
 def test_the_report_of_a_whole_folder_is_not_a_shard():
-    whole = parse_report(zoo.to_json([], Path("zoo"), ConvertOptions(), 1.0))
+    whole = parse_report(zoo.to_json([], Path("zoo"), Options(), 1.0))
     with pytest.raises(DecomplexError, match="not the report of a shard"):
         merge_reports([_shard(1, 1, paths=[]), (Path("whole.json"), whole)])
 

@@ -19,7 +19,7 @@ from onnx_decomplex import Session, decomplex, pack, read_contract, unpack, vali
 from onnx_decomplex.contract import KEY, Contract, Packed, record
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.load import graphs_in
-from onnx_decomplex.pipeline import convert_file
+from onnx_decomplex.pipeline import Files, convert_file
 from onnx_decomplex.reference import evaluator
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -236,8 +236,10 @@ def test_every_model_runs_in_a_session_and_keeps_its_contract(name, tmp_path):
     try:
         result = convert_file(
             src, out,
-            inputs_file=inputs if inputs.exists() else None,
-            expected_file=expected if expected.exists() else None,
+            files=Files(
+                inputs=inputs if inputs.exists() else None,
+                expected=expected if expected.exists() else None,
+            ),
         )  # fmt: skip
     except DecomplexError:
         assert name in NOT_CONVERTED

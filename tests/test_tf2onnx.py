@@ -16,7 +16,7 @@ from onnx_decomplex.cli.main import EXIT_VALIDATION, main
 
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.load import TENSORFLOW_OPS, graph_nodes, is_tensorflow_op
-from onnx_decomplex.pipeline import convert_file
+from onnx_decomplex.pipeline import Files, convert_file
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "tf2onnx"
 NAMES = sorted(p.stem for p in CORPUS.glob("*.onnx"))
@@ -64,7 +64,7 @@ def test_the_corpus_holds_every_tensorflow_op():
 def test_export_converts_and_matches_tensorflow(name, tmp_path):
     src, inputs, expected = _files(name)
     out = tmp_path / f"{name}.onnx"
-    result = convert_file(src, out, inputs_file=inputs, expected_file=expected)
+    result = convert_file(src, out, files=Files(inputs=inputs, expected=expected))
     assert result.report.has_complex == (name not in CONVERTED)
     assert result.framework.passed, result.framework.outputs
     assert result.validation is None if name in CONVERTED else result.validation.passed
@@ -89,7 +89,7 @@ def test_the_leading_dim_decides_the_export_not_the_meaning(two, three):
 
 @pytest.mark.parametrize("name", ["cond_conj", "cond_fft", "cond_abs_batch2"])
 def test_raw_ops_inside_if_branches_are_read(name, tmp_path):
-    result = convert_file(CORPUS / f"{name}.onnx", tmp_path / "o.onnx", check_numerics=False)
+    result = convert_file(CORPUS / f"{name}.onnx", tmp_path / "o.onnx", validate=False)
     branches = {line.split(":")[0] for line in result.report.readings}
     assert {b.split()[-1] for b in branches} == {"then_branch", "else_branch"} - (
         {"else_branch"} if name == "cond_conj" else set()

@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from onnx_decomplex.check import find_complex
-from onnx_decomplex.pipeline import convert_file
+from onnx_decomplex.pipeline import Files, convert_file
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "torch"
 NAMES = sorted(p.stem for p in CORPUS.glob("*.onnx"))
@@ -23,8 +23,8 @@ def test_the_corpus_is_there():
 def test_export_passes_through_and_matches_torch(name, tmp_path):
     src = CORPUS / f"{name}.onnx"
     out = tmp_path / f"{name}.onnx"
-    result = convert_file(src, out, inputs_file=CORPUS / f"{name}.npz",
-                          expected_file=CORPUS / f"{name}.expected.npz")  # fmt: skip
+    result = convert_file(src, out, files=Files(inputs=CORPUS / f"{name}.npz",
+                                             expected=CORPUS / f"{name}.expected.npz"))  # fmt: skip
     assert not result.report.has_complex and not result.report.changed
     assert result.validation is None  # nothing was rewritten: nothing to compare with
     assert result.framework.passed and result.framework.outputs, result.framework.outputs

@@ -9,7 +9,7 @@ import pytest
 
 from onnx_decomplex import zoo
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.pipeline import ConvertOptions
+from onnx_decomplex.options import Options
 
 
 def test_find_models_is_recursive_sorted_and_skips_the_output_folder(tmp_path):
@@ -22,7 +22,7 @@ def test_find_models_is_recursive_sorted_and_skips_the_output_folder(tmp_path):
 
 def test_record_of_a_fixture(root, tmp_path):
     r = zoo.run_model(root / "fixtures" / "beamformer.onnx", tmp_path / "b.onnx", "b.onnx",
-                      ConvertOptions())  # fmt: skip
+                      Options())  # fmt: skip
     assert r.status == "ok" and r.reference == "onnx.reference"
     assert r.complex_found["inputs"] == 1 and r.complex_found["initializers"] == 1
     assert r.ops_before["Abs"] == 1 and "ReduceL2" not in r.ops_after
@@ -38,16 +38,14 @@ def test_saved_outputs_stand_in_for_the_reference(root, tmp_path):
     saved = dict(np.load(corpus / "complex_table.npz"))
     (expected,) = np.load(corpus / "complex_table.expected.npz").values()
     np.savez(tmp_path / "t.npz", **saved, expected=expected)
-    r = zoo.run_model(src, tmp_path / "out.onnx", "t.onnx", ConvertOptions())
+    r = zoo.run_model(src, tmp_path / "out.onnx", "t.onnx", Options())
     assert r.status == "ok" and r.reference == "saved outputs" and r.framework == []
 
 
 def test_framework_outputs_beside_a_model_are_compared(root, tmp_path):
     corpus = root / "fixtures" / "jax2onnx"
     for name in ("scale_half", "sqrt_plus"):
-        r = zoo.run_model(
-            corpus / f"{name}.onnx", tmp_path / f"{name}.onnx", name, ConvertOptions()
-        )
+        r = zoo.run_model(corpus / f"{name}.onnx", tmp_path / f"{name}.onnx", name, Options())
         assert [o.name for o in r.framework] == [
             "mul_output_0" if name == "scale_half" else "add_out_0"
         ]
@@ -60,8 +58,8 @@ def test_framework_outputs_beside_a_model_are_compared(root, tmp_path):
 
 def test_report_round_trips_and_checks_its_version(root, tmp_path):
     records = [zoo.run_model(root / "fixtures" / "complex_relu.onnx", tmp_path / "r.onnx",
-                             "r.onnx", ConvertOptions())]  # fmt: skip
-    data = json.loads(json.dumps(zoo.to_json(records, root, ConvertOptions(), 0.1)))
+                             "r.onnx", Options())]  # fmt: skip
+    data = json.loads(json.dumps(zoo.to_json(records, root, Options(), 0.1)))
     assert zoo.records_from_json(data) == records
     assert data["summary"]["by_status"]["unsupported"] == 1
     data["schema_version"] = 99
@@ -113,6 +111,6 @@ def test_shard_parses_and_prints_as_k_of_n():
 
 
 def test_a_shards_report_records_the_shard(root, tmp_path):
-    data = zoo.to_json([], root, ConvertOptions(), 0.1, zoo.Shard(2, 3))
+    data = zoo.to_json([], root, Options(), 0.1, zoo.Shard(2, 3))
     assert data["shard"] == {"index": 2, "count": 3} and data["models"] == []
-    assert zoo.to_json([], root, ConvertOptions(), 0.1)["shard"] is None
+    assert zoo.to_json([], root, Options(), 0.1)["shard"] is None

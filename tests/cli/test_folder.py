@@ -25,7 +25,7 @@ from onnx_decomplex import cmath, zoo
 from onnx_decomplex.analyze import analyze
 from onnx_decomplex.load import load_model
 from onnx_decomplex.normalize import normalize
-from onnx_decomplex.pipeline import ConvertOptions
+from onnx_decomplex.options import Options
 from onnx_decomplex.rules import registry
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -207,7 +207,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
         shutil.copy(FIXTURES / "complex_io.onnx", src / f"m{i}.onnx")
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=100)
-    records, _ = folder._run(console, src, tmp_path / "out", ConvertOptions(), 1)
+    records, _ = folder._run(console, src, tmp_path / "out", Options(), 1)
     assert [r.status for r in records] == ["ok"] * (folder.PROGRESS_FROM + 1)
     assert "models" in buffer.getvalue()  # the bar's label was drawn
 

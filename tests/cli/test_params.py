@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from onnx_decomplex.cli.main import EXIT_USAGE, main
 
-from onnx_decomplex.pipeline import ConvertOptions
+from onnx_decomplex.options import Options
 from onnx_decomplex.zoo import run_folder
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -208,11 +208,11 @@ def test_providers_in_folder_mode(tmp_path):
 
 @pytest.mark.skipif(HAS_CUDA, reason="CUDA is available here")
 def test_folder_mode_validates_on_the_providers_given(tmp_path):
-    """ConvertOptions carries the providers to each model's validation: asked for one
+    """Options carry the providers to each model's validation: asked for one
     that cannot load, every model fails, naming it."""
     models = tmp_path / "models"
     models.mkdir()
     shutil.copy(FIXTURES / "complex_io.onnx", models)
-    options = ConvertOptions(providers=["CUDAExecutionProvider"])
+    options = Options.of(providers=["CUDAExecutionProvider"])
     (record,) = run_folder(models, tmp_path / "out", options)
     assert record.status == "error" and "could not use CUDAExecutionProvider" in record.message

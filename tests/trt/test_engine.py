@@ -288,17 +288,18 @@ def test_a_model_with_nothing_to_rewrite_is_still_checked_against_its_engine(tmp
     """The engine's outputs are compared with the reference even when the model held
     no complex value (TensorRT itself stood in for: this checks the comparison)."""
     import onnx_decomplex.pipeline as pipeline
+    from onnx_decomplex.passes import engine, profile
     from onnx_decomplex.trt.engine import EngineResult
 
     class Toolkit:
         version = "stand-in"
 
     plan = tmp_path / "m.plan"
-    monkeypatch.setattr(pipeline, "preflight", lambda fp16=False: Toolkit())
-    monkeypatch.setattr(pipeline, "build_engine",
+    monkeypatch.setattr(profile, "preflight", lambda fp16=False: Toolkit())
+    monkeypatch.setattr(engine, "build_engine",
                         lambda dst, options, profile, toolkit, transaction:
                         EngineResult(transaction.write(options.plan, b"plan"), 4, 0.0, "stand-in"))  # fmt: skip
-    monkeypatch.setattr(pipeline, "run_engine", lambda p, feeds, toolkit: {"y": np.abs(feeds["x"])})
+    monkeypatch.setattr(engine, "run_engine", lambda p, feeds, toolkit: {"y": np.abs(feeds["x"])})
     src = tmp_path / "m.onnx"
     model = make_model([helper.make_node("Abs", ["x"], ["y"])], [vi("x", np.float32, [2, 3])],
                        [vi("y", np.float32, [2, 3])])  # fmt: skip

@@ -1,0 +1,237 @@
+"""The options of a run, one frozen object per concern.
+
+The command line, the library, the JSON report and the baseline all read these
+classes: a field's `help` is its `--help` text, its name is its flag (`mul_strategy`
+is `--mul-strategy`, unless `flag` says otherwise) and its key in the report's
+`options`. Adding an option means adding one field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import OptionError
+from .validate import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, EDGES_BY_DEFAULT
+
+MUL_STRATEGIES = ("auto", "four", "gauss")
+"""auto: four products for elementwise Mul, three for MatMul, Gemm and convolutions."""
+
+TARGETS = ("onnx", "onnxruntime", "tensorrt")
+"""onnx: standard ops only, for any runtime; onnxruntime: its own (com.microsoft) ops
+too where they are faster; tensorrt: what TensorRT's parser takes."""
+
+DEFAULT_MAX_ERROR_GROWTH = 10.0
+DEFAULT_MAX_NODE_GROWTH = 10.0
+
+
+def option(default: Any = None, help: str = "", *, flag: str | None = None,
+           reported: bool = True, factory=None) -> Any:  # fmt: skip
+    """A field of an options class: its default, its help, its flag when not
+    `--field-name`, and whether the JSON report records it."""
+    metadata = {"help": help, "flag": flag, "reported": reported}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def fields(cls) -> list[dataclasses.Field]:
+    """The option fields of an options class, in declaration order."""
+    return list(dataclasses.fields(cls))
+
+
+def flag(f: dataclasses.Field) -> str:
+    """The command-line flag of a field: `--mul-strategy` for `mul_strategy`."""
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+class _Options:
+    """What every options class can do."""
+
+    def reported(self) -> dict[str, Any]:
+        """The fields the JSON report records, by name."""
+        return {
+            f.name: _plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.metadata.get("reported", True)
+        }
+
+    def changed(self) -> list[str]:
+        """The flags of the fields not at their defaults."""
+        default = type(self)()
+        return [flag(f) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(default, f.name)]  # fmt: skip
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON holds it."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+@dataclass(frozen=True)
+class RewriteOptions(_Options):
+    """How complex values are rewritten."""
+
+    mul_strategy: str = option(
+        "auto",
+        "Products of two runtime complex operands: four real products, or Gauss's three. "
+        "auto: four for elementwise Mul, three for MatMul, Gemm and convolutions.",
+    )
+    target_opset: int | None = option(
+        None,
+        "Convert the model to this opset first (upgrades only, up to the newest the "
+        "installed onnx knows). At 23 or newer, RoPE's complex-times-position-table becomes "
+        "one RotaryEmbedding node.",
+    )
+
+    def __post_init__(self):
+        if self.mul_strategy not in MUL_STRATEGIES:
+            raise OptionError(f"mul_strategy must be one of {', '.join(MUL_STRATEGIES)}")
+
+
+@dataclass(frozen=True)
+class TargetOptions(_Options):
+    """The runtime the output is for."""
+
+    target: str = option(
+        "onnx",
+        "The runtime the output is for. onnx: standard ops only, for any runtime. "
+        "onnxruntime: also onnxruntime's own ops where faster (RoPE as com.microsoft."
+        "RotaryEmbedding below opset 23). tensorrt: also lower what TensorRT's parser lacks "
+        "(DFT/STFT to MatMul, Compress to Gather), narrow float64 to float32, and lint the "
+        "result; implied by --build-engine.",
+    )
+    keep_double: bool = option(False, "With --target tensorrt, leave float64 as it is.")
+
+    def __post_init__(self):
+        if self.target not in TARGETS:
+            raise OptionError(f"target must be one of {', '.join(TARGETS)}")
+
+
+@dataclass(frozen=True)
+class ValidateOptions(_Options):
+    """How the rewrite is compared with the original."""
+
+    validate: bool = option(
+        True,
+        "Compare the rewrite (onnxruntime) with the original (onnx.reference). On by default.",
+        flag="--validate/--no-validate",
+    )
+    input_shapes: dict[str, tuple[int, ...]] | None = option(
+        None, "Shapes for inputs with symbolic dims.", reported=False
+    )
+    providers: list[str] | None = option(
+        None,
+        "onnxruntime execution providers for the rewrite, in priority order. Default: cpu.",
+    )
+    seed: int = option(0, "Seed for random inputs.")
+    atol: float = option(DEFAULT_ATOL, "Absolute tolerance.")
+    rtol: float = option(DEFAULT_RTOL, "Relative tolerance, against |expected|.")
+    validate_timeout: float | None = option(
+        DEFAULT_TIMEOUT,
+        "Seconds validation may take, per model; past them the run stops, writes nothing "
+        "and exits 4. 0: no limit.",
+    )
+    edge_values: bool = option(
+        EDGES_BY_DEFAULT,
+        "Random complex inputs also hold 0, values on each axis beyond 1, and magnitudes "
+        "of 1e20 and 1e-30 (complex64 only).",
+        flag="--edge-values/--no-edge-values",
+    )
+
+    @property
+    def timeout(self) -> float | None:
+        """The time limit in seconds; None for none (0 on the command line)."""
+        return self.validate_timeout or None
+
+
+@dataclass(frozen=True)
+class OutputOptions(_Options):
+    """How the output is written."""
+
+    external_data: bool | None = option(
+        None,
+        "Keep tensor data in OUT.data beside OUT. Default: when IN keeps its data that way, "
+        "or the model is over 2 GB.",
+        flag="--external-data/--no-external-data",
+        reported=False,
+    )
+
+
+@dataclass(frozen=True)
+class ReportOptions(_Options):
+    """Where a folder run's report goes, and the baseline it is held to: shared by a
+    folder run and a merge of shard reports."""
+
+    report: Path | None = option(None, "Write the JSON report (schema in the README) here.")
+    junit: Path | None = option(None, "Write JUnit XML here: one testcase per model.")
+    baseline: Path | None = option(
+        None, "An earlier JSON report: exit 1 on any regression against it."
+    )
+    update_baseline: bool = option(
+        False, "Write this run's report to --baseline (creating it), and exit 0."
+    )
+    max_error_growth: float = option(
+        DEFAULT_MAX_ERROR_GROWTH,
+        "A worst output error that grows past this factor is a regression.",
+    )
+    max_node_growth: float = option(
+        DEFAULT_MAX_NODE_GROWTH,
+        "A node count that grows past this percentage is a regression.",
+    )
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option that stays the same from one model to the next (each model of a
+    folder run shares them), by concern."""
+
+    rewrite: RewriteOptions = field(default_factory=RewriteOptions)
+    target: TargetOptions = field(default_factory=TargetOptions)
+    validate: ValidateOptions = field(default_factory=ValidateOptions)
+    output: OutputOptions = field(default_factory=OutputOptions)
+
+    @classmethod
+    def of(cls, **values) -> Options:
+        """Options from field names of any concern: `Options.of(target="tensorrt",
+        atol=1e-3)`.
+
+        Raises:
+            OptionError: A name no concern has.
+        """
+        parts = {}
+        for name, concern in _concerns():
+            names = {f.name for f in dataclasses.fields(concern)}
+            parts[name] = concern(**{k: values.pop(k) for k in list(values) if k in names})
+        if values:
+            raise OptionError(f"unknown option(s): {', '.join(sorted(values))}")
+        return cls(**parts)
+
+    def replace(self, **values) -> Options:
+        """A copy with the fields named changed, in whichever concern holds them."""
+        current = {
+            f.name: getattr(getattr(self, c.name), f.name)
+            for c in dataclasses.fields(self)
+            for f in dataclasses.fields(getattr(self, c.name))
+        }
+        return Options.of(**{**current, **values})
+
+    def reported(self) -> dict[str, Any]:
+        """The report's `options`: every reported field of every concern, by name."""
+        found = {}
+        for concern in dataclasses.fields(self):
+            found.update(getattr(self, concern.name).reported())
+        return found
+
+
+def _concerns() -> list[tuple[str, type]]:
+    """The concerns of `Options`: (attribute, class)."""
+    return [(f.name, f.default_factory) for f in dataclasses.fields(Options)]

@@ -1,0 +1,1 @@
+"""The passes of a run, one module each; `onnx_decomplex.pipeline.PASSES` lists them in order."""

@@ -1,0 +1,118 @@
+"""Pass `analyze`: the model in onnx-graphsurgeon, and which of its values are complex.
+
+Every node that cannot be rewritten is refused here, all of them in one error,
+before anything is emitted. The on-disk constants that rewritten nodes read are
+loaded; the other weights stay on disk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+from onnx import numpy_helper
+from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
+
+from ..analyze import Analysis, analyze
+from ..check import find_complex
+from ..errors import DecomplexError, UnsupportedError
+from ..options import Options
+from ..shapes import declared_dims
+from ..tidy import name_nodes
+from .state import State
+
+
+def run(state: State, options: Options) -> State:
+    graph = gs.import_onnx(with_shapes(state.model))
+    name_nodes(graph)
+    graph.toposort()
+    analysis = analyze(graph)
+    in_functions = [p for p in find_complex(state.model) if p.startswith("function ")]
+    if in_functions:
+        raise DecomplexError(
+            f"complex values inside model-local functions: {', '.join(in_functions)}"
+        )
+    if analysis.unsupported:
+        raise UnsupportedError.of(analysis.unsupported)
+    _load_read_weights(analysis, state.external_dir)
+    state.graph, state.analysis = graph, analysis
+    return state
+
+
+def with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy with inferred shapes; they only help rules pick a form, so failure is fine.
+
+    Where shape inference leaves the -1 of a constant Reshape unknown though it is one
+    symbolic dim of the input (`Reshape(f[seq, 64], [1, -1, 1, 64])` is `[1, seq, 1,
+    64]`), that dim is named and inference runs again, so that rules can see that a
+    table's length is the sequence's.
+    """
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+        for _ in range(4):
+            named = _name_reshaped_dims(inferred)
+            if not named:
+                break
+            # Inferred again from the named values alone: the others carry made-up names.
+            kept = [v for v in inferred.graph.value_info if v.name in named]
+            del inferred.graph.value_info[:]
+            inferred.graph.value_info.extend(kept)
+            inferred = onnx.shape_inference.infer_shapes(inferred)
+        return inferred
+    except Exception:
+        return model
+
+
+def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
+    """Names the -1 dim of main-graph Reshapes by a constant shape where it is exactly
+    one symbolic dim of the input, and shape inference left it unknown (or gave it a
+    made-up `unk__` name); returns the values named."""
+    graph = model.graph
+    infos = {v.name: v for v in [*graph.input, *graph.value_info, *graph.output]}
+    constants = {t.name: t for t in graph.initializer}
+    for n in graph.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            constants[n.output[0]] = n.attribute[0].t
+    named = set()
+    for n in graph.node:
+        if n.op_type != "Reshape" or len(n.input) < 2 or n.input[1] not in constants:
+            continue
+        if any(a.name == "allowzero" and a.i for a in n.attribute):
+            continue
+        target = numpy_helper.to_array(constants[n.input[1]]).reshape(-1).tolist()
+        source, out = infos.get(n.input[0]), infos.get(n.output[0])
+        if source is None or out is None:
+            continue
+        source, dims = declared_dims(source), declared_dims(out)
+        if source is None or dims is None or target.count(-1) != 1 or 0 in target:
+            continue
+        at = target.index(-1)
+        made_up = isinstance(dims[at], str) and dims[at].startswith("unk__")
+        if (dims[at] is not None and not made_up) or None in source:
+            continue
+        symbols = [d for d in source if isinstance(d, str)]
+        size = int(np.prod([d for d in source if isinstance(d, int)], dtype=np.int64))
+        rest = int(np.prod([d for d in target if d != -1], dtype=np.int64))
+        if len(symbols) != 1 or rest == 0 or size != rest:
+            continue
+        out.type.tensor_type.shape.dim[at].dim_param = symbols[0]
+        named.add(n.output[0])
+    return named
+
+
+def _load_read_weights(analysis: Analysis, external_dir) -> None:
+    """Loads the on-disk constants that rewritten nodes read; the rest stay on disk."""
+    for a in analysis.walk():
+        for node in a.nodes:
+            for t in node.inputs:
+                # onnx-graphsurgeon keeps an initializer it has not loaded as LazyValues,
+                # which holds the TensorProto: loading it there is what its export uses.
+                lazy = getattr(t, "_values", None) if isinstance(t, gs.Constant) else None
+                tensor = getattr(lazy, "tensor", None)
+                if tensor is None or not uses_external_data(tensor):
+                    continue
+                if external_dir is None:
+                    raise DecomplexError(
+                        "its data is on disk and no external_dir was given", tensor=t.name
+                    )
+                load_external_data_for_tensor(tensor, str(external_dir))

@@ -1,0 +1,17 @@
+"""Pass `load`: reads the input model, its real weights left on disk (streamed)."""
+
+from __future__ import annotations
+
+from ..load import read_model
+from ..options import Options
+from . import paths
+from .state import State
+
+
+def run(state: State, options: Options) -> State:
+    state.model, state.had_external = read_model(state.src, stream=True)
+    state.source = state.model
+    state.external_dir = state.src.parent
+    if state.had_external and state.dst is not None:
+        paths.refuse(state, had_external=True)  # its data files are read too
+    return state

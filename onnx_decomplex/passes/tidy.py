@@ -1,0 +1,35 @@
+"""Pass `tidy`: one cleanup and toposort of the rewritten graph, exported with the
+model's versions and metadata. A model that held nothing to rewrite stays as it is."""
+
+from __future__ import annotations
+
+import onnx
+import onnx_graphsurgeon as gs
+
+from ..options import Options
+from ..tidy import keep_model_fields, tidy
+from .analyze import with_shapes
+from .state import State
+
+
+def run(state: State, options: Options) -> State:
+    if state.analysis.has_complex or state.report.normalized is not None:
+        out = gs.export_onnx(tidy(state.graph), do_type_check=False)
+        keep_model_fields(state.native, out)
+        fill_output_shapes(out)
+        state.model = out
+    state.graph = None
+    return state
+
+
+def fill_output_shapes(model: onnx.ModelProto) -> None:
+    """Gives graph outputs with no shape the one inferred on the rewritten model."""
+    missing = [o for o in model.graph.output if not o.type.tensor_type.HasField("shape")]
+    if not missing:
+        return
+    inferred = with_shapes(model)
+    known = {v.name: v for v in [*inferred.graph.value_info, *inferred.graph.output]}
+    for o in missing:
+        v = known.get(o.name)
+        if v is not None and v.type.tensor_type.HasField("shape"):
+            o.type.tensor_type.shape.CopyFrom(v.type.tensor_type.shape)

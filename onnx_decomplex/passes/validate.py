@@ -1,0 +1,89 @@
+"""Pass `validate`: the staged output run in onnxruntime, compared with the reference
+and with the framework's own outputs (validate options).
+
+The inputs are written to `save_inputs` once made, and the outputs compared to
+`save_outputs` once compared, passed or not. A model passed through unchanged is
+compared only with its framework's outputs (or when an engine is built from it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from onnx.external_data_helper import load_external_data_for_model
+
+from ..errors import DecomplexError, OptionError, SaveError
+from ..files import write_atomic
+from ..options import Options
+from ..validate import (
+    DEFAULT_ATOL,
+    DEFAULT_RTOL,
+    Deadline,
+    load_expected,
+    load_saved,
+    npz_bytes,
+    random_inputs,
+    replay_outputs,
+    resolve_shapes,
+    validate,
+)
+from .state import State
+
+
+def run(state: State, options: Options) -> State:
+    checked = not (state.passed_through and state.engine is None and state.files.expected is None)
+    if not options.validate.validate or not checked:
+        return state
+    try:
+        _compare(state, options)
+    except MemoryError:
+        raise DecomplexError(
+            "validation's inputs or outputs do not fit in memory: give smaller "
+            "--input-shapes (--no-validate writes it unchecked)"
+        ) from None
+    except (OptionError, SaveError):
+        raise  # the command line or a --save-* path is what to change
+    except DecomplexError as e:
+        # Validation could not run at all (or ran out of time): nothing is written.
+        raise type(e)(f"{e} (--no-validate writes it unchecked)") from None
+    return state
+
+
+def _compare(state: State, options: Options) -> None:
+    result, files, original, staged = state.result, state.files, state.original, state.staged
+    settings = options.validate
+    atol, rtol = settings.atol, settings.rtol
+    feeds, expected = load_saved(str(files.inputs), original) if files.inputs else (None, None)
+    if expected is None and state.had_external and not state.passed_through:
+        # The reference evaluator needs every weight in memory.
+        load_external_data_for_model(original, str(state.src.parent))
+    if result.report.narrowed:
+        # float32 numbers cannot meet float64 tolerances.
+        atol, rtol = max(atol, DEFAULT_ATOL), max(rtol, DEFAULT_RTOL)
+    if feeds is None:
+        shapes = resolve_shapes(original, settings.input_shapes)
+        feeds = random_inputs(original, shapes, settings.seed, edges=settings.edge_values)
+    result.feeds = feeds
+    if files.save_inputs is not None:
+        write_atomic(Path(files.save_inputs), npz_bytes(feeds))
+        result.saved.append(Path(files.save_inputs))
+    deadline = Deadline(settings.timeout)  # one limit for both comparisons
+    providers = settings.providers
+    if not state.passed_through or state.engine is not None:
+        result.validation = validate(
+            original, staged, feeds, atol=atol, rtol=rtol, expected=expected,
+            timeout=deadline, providers=providers,
+        )  # fmt: skip
+    if files.expected is not None:
+        result.framework = validate(
+            original, staged, feeds, atol=atol, rtol=rtol,
+            expected=load_expected(files.expected, original),
+            reference=f"expected outputs {Path(files.expected).name}", timeout=deadline,
+            providers=providers,
+        )  # fmt: skip
+    if files.save_outputs is not None:
+        # Against the reference; against the framework's outputs when only those ran.
+        compared = result.validation or result.framework
+        write_atomic(Path(files.save_outputs), npz_bytes(replay_outputs(compared)))
+        result.saved.append(Path(files.save_outputs))
+    result.tolerances = atol, rtol
