@@ -13,6 +13,7 @@ memory; `convert_file` runs them all, between reading IN and renaming OUT into p
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,9 @@ def run(state: State, names: tuple[str, ...] | None = None) -> State:
     """Runs the passes named (every pass when None) over `state`, in order."""
     for p in PASSES:
         if names is None or p.name in names:
+            start = time.perf_counter()
             state = p.run(state, state.options)
+            state.report.pass_seconds[p.name] = time.perf_counter() - start
     return state
 
 

@@ -61,6 +61,7 @@ class Report:
         contract: The packed inputs and outputs, as recorded in the output model's
             metadata (see `contract`).
         io: Every graph input and output, its type before and after.
+        pass_seconds: Seconds each pass took, by name, in the order they ran.
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -88,6 +89,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     contract: Contract = field(default_factory=Contract)
     io: list[IORow] = field(default_factory=list)
+    pass_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def has_complex(self) -> bool:

@@ -20,7 +20,7 @@ from ..check import find_complex
 from ..errors import DecomplexError, OptionError
 from ..normalize import normalize
 from ..options import Options
-from ..report import Report, initializer_bytes, op_histogram
+from ..report import initializer_bytes, op_histogram
 from .state import State
 
 MIN_OPSET = 11
@@ -29,8 +29,10 @@ MIN_OPSET = 11
 def run(state: State, options: Options) -> State:
     state.start = time.perf_counter()
     model = state.model
-    report = Report(
-        ops_before=op_histogram(model), initializer_bytes_before=initializer_bytes(model)
+    report = state.report
+    report.ops_before, report.initializer_bytes_before = (
+        op_histogram(model),
+        initializer_bytes(model),
     )
     model, state.defaults = _defaults_aside(model)
     normalized = normalize(model)
@@ -45,7 +47,6 @@ def run(state: State, options: Options) -> State:
         report.normalized = normalized.model
         report.readings, report.packed_io = normalized.readings, normalized.packed_io
         report.axis0 = normalized.axis0
-    state.report = report
     state.model = state.native = _inline_complex_functions(model)
     return state
 
