@@ -29,8 +29,8 @@ TENSORFLOW_OPS = frozenset(
 where it has no converter. They are no ONNX ops; `normalize` gives them their meaning."""
 
 STREAM_MIN_BYTES = 1 << 20
-"""With `stream`, real external tensors of this size or more stay on disk: the
-rewrite does not read them, and saving copies their bytes file to file."""
+"""With `stream`, external tensors of this size or more stay on disk: saving copies
+their bytes file to file."""
 
 
 def graphs_in(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
@@ -378,10 +378,11 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
 
     Args:
         path: The .onnx file.
-        stream: Load only the external data the rewrite may read: complex tensors
-            and small ones. Large real tensors keep pointing into the files beside
-            `path` (see `save_model`'s `source_dir`), so that a model of many GB
-            is never held in memory.
+        stream: Load only small external tensors and those in node attributes.
+            Large ones keep pointing into the files beside `path` (see
+            `save_model`'s `source_dir`), so that a model of many GB is never held
+            in memory: the rewrite loads what it reads, or rewrites a complex one
+            where it lies (see `stream`).
 
     Returns:
         The model, with its external data loaded (or, with `stream`, the part of
@@ -424,8 +425,7 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
             if not stream:
                 load_external_data_for_model(model, str(path.parent))
             for t in external if stream else ():
-                keep = id(t) in in_nodes or is_complex_onnx(t.data_type)
-                if keep or external_length(t, path.parent) < STREAM_MIN_BYTES:
+                if id(t) in in_nodes or external_length(t, path.parent) < STREAM_MIN_BYTES:
                     load_external_data_for_tensor(t, str(path.parent))
     except Exception as e:
         raise LoadError(f"cannot load external data: {e}", file=str(path)) from e

@@ -55,7 +55,9 @@ def check_paths(src: str | Path, dst: str | Path) -> None:
         raise SaveError(f"the output folder '{dst.parent}' does not exist", file=str(dst))
 
 
-def _point_to(tensor: onnx.TensorProto, location: str, offset: int, length: int) -> None:
+def point_to(tensor: onnx.TensorProto, location: str, offset: int, length: int) -> None:
+    """Makes `tensor` an external one whose data is `length` bytes of `location` from
+    `offset`."""
     del tensor.external_data[:]
     for key, value in (("location", location), ("offset", offset), ("length", length)):
         entry = tensor.external_data.add()
@@ -139,7 +141,7 @@ def _write_data(model, data: Path, source_dir: Path | None, progress: Progress |
                     out.write(t.raw_data)
                     t.ClearField("raw_data")
                     done += size
-                _point_to(t, data.name, offset, size)
+                point_to(t, data.name, offset, size)
             if progress:
                 progress(total, total)
     finally:
