@@ -13,12 +13,12 @@ from ..dtypes import promote
 if TYPE_CHECKING:
     import onnx_graphsurgeon as gs
 
-    from ..context import Context
+    from .protocol import RuleContext
 
 # For each input, its complex dtype, or None when it is real.
 InputKinds = Sequence["np.dtype | None"]
 Infer = Callable[["gs.Node", InputKinds], list["np.dtype | None"]]
-RuleFn = Callable[["Context", "gs.Node"], None]
+RuleFn = Callable[["RuleContext", "gs.Node"], None]
 # Given the node and its input kinds, why the rule cannot rewrite it, or None.
 Refuse = Callable[["gs.Node", InputKinds], "str | None"]
 
