@@ -76,7 +76,7 @@ def _carried(node: gs.Node, state_kinds, body: gs.Graph, sa: Analysis, first_out
     return found
 
 
-def _subgraphs(node: gs.Node, a: Analysis, kinds) -> list[Unsupported] | None:
+def _subgraphs(node: gs.Node, a: Analysis, kinds, opset: int) -> list[Unsupported] | None:
     """Analyzes the subgraphs of an `If`, `Loop` or `Scan` that touches complex values.
 
     Each body is analyzed with the kinds of the values it is given: Loop's carried
@@ -93,7 +93,7 @@ def _subgraphs(node: gs.Node, a: Analysis, kinds) -> list[Unsupported] | None:
     subs = []
     for g, given in graphs:
         g.toposort()
-        subs.append((g, analyze(g, outer=a.complex, input_kinds=given)))
+        subs.append((g, analyze(g, outer=a.complex, input_kinds=given, opset=opset)))
     # Loop's outputs skip the body's condition; If's and Scan's match one to one.
     skip = 1 if node.op == "Loop" else 0
     out_kinds = [[sa.complex.get(t.name) for t in g.outputs[skip:]] for g, sa in subs]
@@ -126,6 +126,7 @@ def analyze(
     graph: gs.Graph,
     outer: dict[str, np.dtype] | None = None,
     input_kinds: list[np.dtype | None] | None = None,
+    opset: int | None = None,
 ) -> Analysis:
     """Propagates complex types through `graph`, which must be topologically sorted.
 
@@ -136,11 +137,14 @@ def analyze(
             may capture by name.
         input_kinds: For a subgraph, the kind of each of its inputs, from what the
             node gives it; its input labels are not read.
+        opset: The default-domain opset, which some refusals depend on; by default
+            the one `graph` was imported with.
 
     Returns:
         The complex values, their sources, the nodes to rewrite and the nodes that
         cannot be rewritten (all of them, so one error can list every one).
     """
+    opset = graph.opset if opset is None else opset
     a = Analysis()
     a.complex.update(outer or {})
     given = input_kinds if input_kinds is not None else [None] * len(graph.inputs)
@@ -165,7 +169,7 @@ def analyze(
         if r is None:
             why = refused.reason(node.op) if first is not None else None
         elif first is not None:
-            why = r.refuse(node, kinds)
+            why = r.refuse(node, kinds, opset)
         if why is not None:
             src = node.inputs[first].name
             a.unsupported.append(
@@ -178,7 +182,7 @@ def analyze(
                 a.came_from[out.name] = (node.name, src)
             continue
         if r is not None and node.op in ("If", "Loop", "Scan"):
-            found = _subgraphs(node, a, kinds)
+            found = _subgraphs(node, a, kinds, opset)
             if found is None:
                 continue
             if found:

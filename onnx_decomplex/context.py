@@ -13,7 +13,6 @@ import onnx_graphsurgeon as gs
 
 from .analysis import Analysis
 from .emit import Emitter
-from .errors import DecomplexError
 from .forms import Forms
 from .ops import Ops
 
@@ -121,15 +120,6 @@ class Context(Ops):
     def explain(self, message: str) -> None:
         """Notes what the running rule did, for `-v`."""
         self.explanations.append(f"{self.node.name} ({self.node.op}): {message}")
-
-    def fail(self, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
-        """An error about the running node, to raise."""
-        return DecomplexError(
-            message,
-            node=self.node.name,
-            op_type=self.node.op,
-            tensor=tensor.name if tensor else None,
-        )
 
     # ---- facts about original tensors --------------------------------------------------
 
