@@ -18,6 +18,14 @@ from .ops import Ops
 
 GraphRewrite = Callable[["Context", gs.Graph, Analysis], None]
 
+# What rules ask of the forms (see `Forms`), under the names rules know them by.
+FROM_FORMS = (
+    "is_complex", "dtype", "real_dtype", "constant", "set_constant", "alias",
+    "packed", "pair", "real_part", "real", "as_pair", "as_packed", "pack_parts",
+    "zeros_like", "set_packed", "set_pair", "set_parts", "known_zero_parts",
+    "has_known_zero", "has_packed", "prefers_pair",
+)  # fmt: skip
+
 
 class Context(Ops):
     """Rewrite state for one graph. Rules get it as their first argument.
@@ -56,29 +64,10 @@ class Context(Ops):
         self.explanations: list[str] = []
         self.kept: set[int] = set()
         self._rewrite_graph = rewrite_graph
-        forms = (
-            parent.forms.child(self, analysis.complex) if parent else Forms(self, analysis.complex)
-        )
+        forms = Forms(self, analysis.complex) if parent is None else parent.forms.child(self)
         self.forms = forms
-        # The forms' questions and conversions, under the names rules know them by.
-        self.is_complex, self.dtype, self.real_dtype = (
-            forms.is_complex,
-            forms.dtype,
-            forms.real_dtype,
-        )
-        self.constant, self.set_constant = forms.constant, forms.set_constant
-        self.packed, self.pair, self.real_part = forms.packed, forms.pair, forms.real_part
-        self.set_packed, self.set_pair, self.set_parts = (
-            forms.set_packed, forms.set_pair, forms.set_parts
-        )  # fmt: skip
-        self.real, self.as_pair, self.as_packed = forms.real, forms.as_pair, forms.as_packed
-        self.pack_parts, self.zeros_like, self.alias = (
-            forms.pack_parts,
-            forms.zeros_like,
-            forms.alias,
-        )
-        self.known_zero_parts, self.has_known_zero = forms.known_zero_parts, forms.has_known_zero
-        self.has_packed, self.prefers_pair = forms.has_packed, forms.prefers_pair
+        for name in FROM_FORMS:
+            setattr(self, name, getattr(forms, name))
         self.unique, self.set_real = emitter.unique, emitter.bind
 
     def child(self, graph: gs.Graph, analysis: Analysis) -> Context:

@@ -49,15 +49,36 @@ class Form:
     constant: np.ndarray | None = None
 
 
+# Each numeric Constant attribute, with the dtype ONNX gives it.
+_ATTR_DTYPES = {
+    "value_int": np.int64,
+    "value_ints": np.int64,
+    "value_float": np.float32,
+    "value_floats": np.float32,
+}
+
+
 def _read_constant(t: gs.Tensor) -> np.ndarray | None:
-    """The value of an initializer or of a `Constant` node's output, else None."""
-    if isinstance(t, gs.Constant):
-        return np.asarray(t.values)
-    if len(t.inputs) == 1 and t.inputs[0].op == "Constant":
-        value = t.inputs[0].attrs.get("value")
+    """The value of an initializer, of a `Constant` node's output (any of its numeric
+    attributes), or of an `Identity` of either; else None."""
+    while True:
+        if isinstance(t, gs.Constant):
+            return np.asarray(t.values)
+        if len(t.inputs) != 1:
+            return None
+        producer = t.inputs[0]
+        if producer.op == "Identity" and producer.inputs:
+            t = producer.inputs[0]
+            continue
+        if producer.op != "Constant":
+            return None
+        value = producer.attrs.get("value")
         if isinstance(value, gs.Constant):
             return np.asarray(value.values)
-    return None
+        for attr, dtype in _ATTR_DTYPES.items():
+            if attr in producer.attrs:
+                return np.asarray(producer.attrs[attr], dtype)
+        return None
 
 
 class Forms:
@@ -74,10 +95,11 @@ class Forms:
         self._forms: dict[str, Form] = {}
         self._casts: dict[tuple[str, str], gs.Tensor] = {}
 
-    def child(self, ops: Ops, complex_dtypes: Mapping[str, np.dtype]) -> Forms:
+    def child(self, ops: Ops) -> Forms:
         """The forms as a subgraph sees them: every form made so far, and what it makes
-        stays in the subgraph. Aliases stay shared within it."""
-        forms = Forms(ops, complex_dtypes)
+        stays in the subgraph. Aliases stay shared within it. Its complex values are
+        those of `ops`, the subgraph's."""
+        forms = Forms(ops, ops.complex_dtypes)
         copies: dict[int, Form] = {}
         for name, form in self._forms.items():
             if id(form) not in copies:

@@ -49,7 +49,7 @@ class Ops:
 
     def __init__(self, emitter: Emitter, complex_dtypes: Mapping[str, np.dtype]):
         self.emitter = emitter
-        self._complex_dtypes = complex_dtypes
+        self.complex_dtypes = complex_dtypes
 
     def emit(self, op: str, inputs: list, attrs: dict | None = None, **kwargs):
         """One node; see `Emitter.emit`."""
@@ -62,8 +62,8 @@ class Ops:
         if node is None:
             return None
         for t in [*node.outputs, *node.inputs]:
-            if t.name and t.name in self._complex_dtypes:
-                return real_of(self._complex_dtypes[t.name])
+            if t.name and t.name in self.complex_dtypes:
+                return real_of(self.complex_dtypes[t.name])
         return None
 
     # ---- shapes and reductions ---------------------------------------------------------
