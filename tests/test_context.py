@@ -1,5 +1,8 @@
 """Value forms: a conversion is emitted at most once per value, and constants fold."""
 
+import ast
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
@@ -8,6 +11,11 @@ from helpers import assert_rewrites, init, make_model, op_types, vi
 from onnx import helper, numpy_helper
 
 from onnx_decomplex import forms
+from onnx_decomplex.analyze import analyze
+from onnx_decomplex.context import Context
+from onnx_decomplex.rules.protocol import RuleContext
+
+RULES = Path(__file__).resolve().parent.parent / "onnx_decomplex" / "rules"
 
 
 def test_packed_input_split_once_for_many_pair_consumers():
@@ -125,3 +133,37 @@ def test_every_numeric_constant_attribute_is_read(attr, value, expected):
     )
     got = forms._read_constant(graph.outputs[0])
     assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+def _protocol_members(cls) -> set[str]:
+    names = set()
+    for klass in cls.__mro__:
+        if klass is object or klass.__name__ in ("Protocol", "Generic"):
+            continue
+        names |= {n for n in vars(klass) if not n.startswith("_")}
+        names |= set(getattr(klass, "__annotations__", {}))
+    return names
+
+
+def test_the_context_has_every_member_rules_may_ask_for():
+    m = make_model([helper.make_node("Neg", ["a"], ["y"])], [vi("a", np.complex64, [2])],
+                   [vi("y", np.complex64, [2])])  # fmt: skip
+    graph = gs.import_onnx(m)
+    ctx = Context(graph, analyze(graph), 18)
+    missing = {n for n in _protocol_members(RuleContext) if not hasattr(ctx, n)}
+    assert not missing
+
+
+def test_rules_ask_only_what_the_protocol_states():
+    allowed = _protocol_members(RuleContext)
+    asked = {}
+    for path in [*sorted(RULES.glob("*.py")), RULES.parent / "cmath.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("ctx", "ops")
+            ):
+                asked.setdefault(node.attr, path.name)
+    assert len(asked) > 40
+    assert {name: where for name, where in asked.items() if name not in allowed} == {}
