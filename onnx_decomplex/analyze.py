@@ -7,70 +7,14 @@ exporters leave in `value_info` are never read: they are often stale.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
+from .analysis import Analysis
 from .dtypes import is_complex_np, promote
 from .errors import Unsupported
 from .rules import refused, registry
-
-
-@dataclass
-class Analysis:
-    """What analysis found in one graph.
-
-    Attributes:
-        complex: Tensor name -> its complex dtype, for every complex value.
-        inputs: Names of complex graph inputs.
-        initializers: Names of complex initializers.
-        constants: Names of complex `Constant` node outputs.
-        casts: Names of outputs of casts to a complex type.
-        nodes: Nodes that touch a complex value, in topological order.
-        unsupported: Nodes that receive a complex value and cannot be rewritten.
-        came_from: Complex value -> (node, complex input) that made it, for the path
-            from a complex source shown when a node is refused.
-        subgraphs: For each `If`, `Loop` or `Scan` node that touches complex values,
-            its subgraphs with their own analyses.
-    """
-
-    complex: dict[str, np.dtype] = field(default_factory=dict)
-    inputs: list[str] = field(default_factory=list)
-    initializers: list[str] = field(default_factory=list)
-    constants: list[str] = field(default_factory=list)
-    casts: list[str] = field(default_factory=list)
-    nodes: list[gs.Node] = field(default_factory=list)
-    unsupported: list[Unsupported] = field(default_factory=list)
-    came_from: dict[str, tuple[str, str]] = field(default_factory=dict)
-    subgraphs: dict[str, list[tuple[gs.Graph, Analysis]]] = field(default_factory=dict)
-
-    def path(self, tensor: str, limit: int = 8) -> tuple[str, ...]:
-        """Tensor and node names from a complex source to `tensor`, last `limit` hops."""
-        steps = [tensor]
-        seen = {tensor}
-        while tensor in self.came_from and len(steps) < 2 * limit:
-            node, tensor = self.came_from[tensor]
-            if tensor in seen:
-                break
-            seen.add(tensor)
-            steps += [node, tensor]
-        if tensor in self.came_from:
-            steps.append("...")
-        return tuple(reversed(steps))
-
-    @property
-    def has_complex(self) -> bool:
-        # A subgraph may hold complex values that never leave it; its node is listed.
-        return bool(self.complex or self.nodes)
-
-    def walk(self):
-        """This analysis and those of every subgraph below it."""
-        yield self
-        for subs in self.subgraphs.values():
-            for _, sub in subs:
-                yield from sub.walk()
 
 
 def _is_complex_tensor(t: gs.Tensor) -> bool:
@@ -132,7 +76,7 @@ def _carried(node: gs.Node, state_kinds, body: gs.Graph, sa: Analysis, first_out
     return found
 
 
-def _subgraphs(node: gs.Node, a: Analysis, kinds) -> list[Unsupported] | None:
+def _subgraphs(node: gs.Node, a: Analysis, kinds, opset: int) -> list[Unsupported] | None:
     """Analyzes the subgraphs of an `If`, `Loop` or `Scan` that touches complex values.
 
     Each body is analyzed with the kinds of the values it is given: Loop's carried
@@ -149,7 +93,7 @@ def _subgraphs(node: gs.Node, a: Analysis, kinds) -> list[Unsupported] | None:
     subs = []
     for g, given in graphs:
         g.toposort()
-        subs.append((g, analyze(g, outer=a.complex, input_kinds=given)))
+        subs.append((g, analyze(g, outer=a.complex, input_kinds=given, opset=opset)))
     # Loop's outputs skip the body's condition; If's and Scan's match one to one.
     skip = 1 if node.op == "Loop" else 0
     out_kinds = [[sa.complex.get(t.name) for t in g.outputs[skip:]] for g, sa in subs]
@@ -182,6 +126,7 @@ def analyze(
     graph: gs.Graph,
     outer: dict[str, np.dtype] | None = None,
     input_kinds: list[np.dtype | None] | None = None,
+    opset: int | None = None,
 ) -> Analysis:
     """Propagates complex types through `graph`, which must be topologically sorted.
 
@@ -192,11 +137,14 @@ def analyze(
             may capture by name.
         input_kinds: For a subgraph, the kind of each of its inputs, from what the
             node gives it; its input labels are not read.
+        opset: The default-domain opset, which some refusals depend on; by default
+            the one `graph` was imported with.
 
     Returns:
         The complex values, their sources, the nodes to rewrite and the nodes that
         cannot be rewritten (all of them, so one error can list every one).
     """
+    opset = graph.opset if opset is None else opset
     a = Analysis()
     a.complex.update(outer or {})
     given = input_kinds if input_kinds is not None else [None] * len(graph.inputs)
@@ -221,7 +169,7 @@ def analyze(
         if r is None:
             why = refused.reason(node.op) if first is not None else None
         elif first is not None:
-            why = r.refuse(node, kinds)
+            why = r.refuse(node, kinds, opset)
         if why is not None:
             src = node.inputs[first].name
             a.unsupported.append(
@@ -234,7 +182,7 @@ def analyze(
                 a.came_from[out.name] = (node.name, src)
             continue
         if r is not None and node.op in ("If", "Loop", "Scan"):
-            found = _subgraphs(node, a, kinds)
+            found = _subgraphs(node, a, kinds, opset)
             if found is None:
                 continue
             if found:

@@ -7,7 +7,7 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx.reference import ReferenceEvaluator
 
-from .analyze import Analysis
+from .analysis import Analysis
 from .context import Context
 from .dtypes import real_of
 from .rules import patterns, registry
@@ -39,26 +39,19 @@ def rewrite(
     Returns:
         The context, which holds the explanations and counts of what was done.
     """
-    ctx = Context(graph, analysis, opset, mul_strategy, contrib)
+    ctx = Context(graph, analysis, opset, mul_strategy, contrib, rewrite_graph=_rewrite_graph)
     _rewrite_graph(ctx, graph, analysis)
     return ctx
 
 
-def rewrite_subgraph(parent: Context, graph: gs.Graph, analysis: Analysis) -> None:
-    """Rewrites an `If` branch or a `Loop`/`Scan` body in place, with the forms its
-    enclosing graph has made.
-
-    Captured complex values keep their forms (a conversion the subgraph needs is
-    made inside it). Complex subgraph inputs and outputs become packed tensors, so
-    that the node passes packed values in and out, and both If branches agree.
-    """
-    ctx = parent.child(graph, analysis)
-    _rewrite_graph(ctx, graph, analysis)
-    parent.explanations.extend(ctx.explanations)
-    parent.emitted += ctx.emitted
-
-
 def _rewrite_graph(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
+    """Rewrites `graph`, the main graph or a subgraph (`ctx.rewrite_subgraph`).
+
+    A subgraph's captured complex values keep the forms its enclosing graph made (a
+    conversion the subgraph needs is made inside it). Complex subgraph inputs and
+    outputs become packed tensors, so that the node passes packed values in and
+    out, and both If branches agree.
+    """
     inputs = []
     for t in graph.inputs:
         if ctx.is_complex(t):

@@ -1,6 +1,7 @@
 """Type propagation, and refusals that list every node that cannot be rewritten."""
 
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 import pytest
 from helpers import assert_rewrites, init, make_model, op_types, vi
@@ -169,3 +170,78 @@ def test_an_op_typed_like_its_inputs_is_real_after_a_complex_abs():
     ]
     model = make_model(nodes, [vi("z", np.complex64, [2, 3])], [vi("y", np.complex64, [2, 3])])
     assert_rewrites(model)
+
+
+# Refusals that depend on an attribute, the opset or a shape are found by analysis too,
+# with every other unsupported node, before anything is rewritten.
+
+
+def _cast_to_string(name: str = "to_string") -> onnx.NodeProto:
+    return helper.make_node("Cast", ["a"], [f"{name}_out"], to=TensorProto.STRING, name=name)
+
+
+def _refusals(m: onnx.ModelProto) -> list[tuple[str, str, str, str]]:
+    return [(u.node, u.op_type, u.tensor, u.reason) for u in analyze(gs.import_onnx(m)).unsupported]
+
+
+def test_a_cast_to_string_is_refused_by_analysis():
+    m = make_model(
+        [_cast_to_string()], [vi("a", np.complex64, [3])], [vi("to_string_out", np.str_, [3])]
+    )
+    assert _refusals(m) == [
+        ("to_string", "Cast", "a", "a complex value cannot be cast to a string")
+    ]
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_an_old_softmax_over_an_inner_axis_is_refused_by_analysis(op):
+    node = helper.make_node(op, ["a"], ["y"], axis=1, name="soft")
+    m = make_model([node], [vi("a", np.complex64, [2, 3, 4])], [vi("y", np.complex64, [2, 3, 4])],
+                   opset=11)  # fmt: skip
+    why = f"{op} before opset 13 on a complex value is supported over the last axis only"
+    assert _refusals(m) == [("soft", op, "a", why)]
+    # Over the last axis it is rewritten.
+    m.graph.node[0].attribute[0].i = 2
+    assert _refusals(m) == []
+
+
+def _conv(weight_is_constant: bool) -> onnx.ModelProto:
+    """Conv(x, w, bias) with x of unknown rank."""
+    node = helper.make_node("Conv", ["x", "w", "bias"], ["y"], name="conv")
+    w = (np.arange(8).reshape(2, 1, 2, 2) + 1j).astype(np.complex64)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.COMPLEX64, None)]
+    inits = [init("bias", np.ones(2, np.complex64))]
+    if weight_is_constant:
+        inits.append(init("w", w))
+    else:
+        inputs.append(vi("w", np.complex64, [2, 1, 2, 2]))
+    return make_model([node], inputs, [vi("y", np.complex64, None)], inits)
+
+
+def test_a_conv_bias_on_an_input_of_unknown_rank_is_refused_by_analysis():
+    why = "a complex Conv bias needs the input's rank to be known"
+    assert _refusals(_conv(weight_is_constant=False)) == [("conv", "Conv", "x", why)]
+    # A constant weight takes the bias into one Conv, whatever the rank.
+    assert _refusals(_conv(weight_is_constant=True)) == []
+
+
+def test_refusals_found_by_analysis_are_all_listed_before_any_rewrite():
+    m = make_model(
+        [
+            helper.make_node("Softmax", ["a"], ["s"], axis=0, name="soft"),
+            _cast_to_string(),
+            helper.make_node("Neg", ["a"], ["y"], name="neg"),
+        ],
+        [vi("a", np.complex64, [2, 3])],
+        [vi("s", np.complex64, [2, 3]), vi("to_string_out", np.str_, [2, 3]),
+         vi("y", np.complex64, [2, 3])],
+        opset=11,
+    )  # fmt: skip
+    assert [(node, op) for node, op, *_ in _refusals(m)] == [
+        ("soft", "Softmax"),
+        ("to_string", "Cast"),
+    ]
+    with pytest.raises(UnsupportedError) as info:
+        decomplex(m)
+    assert [n.node for n in info.value.nodes] == ["soft", "to_string"]
+    assert "2 nodes cannot take complex values" in str(info.value)

@@ -1,8 +1,21 @@
 """Value forms: a conversion is emitted at most once per value, and constants fold."""
 
+import ast
+from pathlib import Path
+
 import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+import pytest
 from helpers import assert_rewrites, init, make_model, op_types, vi
-from onnx import helper
+from onnx import helper, numpy_helper
+
+from onnx_decomplex import forms
+from onnx_decomplex.analyze import analyze
+from onnx_decomplex.context import Context
+from onnx_decomplex.rules.protocol import RuleContext
+
+RULES = Path(__file__).resolve().parent.parent / "onnx_decomplex" / "rules"
 
 
 def test_packed_input_split_once_for_many_pair_consumers():
@@ -76,3 +89,81 @@ def test_pairs_that_are_not_the_packed_layout_are_not_taken_for_it():
     for model in (_gathered(last=3), _gathered(indices=(1, 0)), _gathered(indices=(0, 2), last=3)):
         out = assert_rewrites(model)
         assert "Split" not in op_types(out)
+
+
+def _unsqueeze_by(constant: onnx.NodeProto) -> onnx.ModelProto:
+    """Unsqueeze(a, axes) with axes from `constant`, whose output is named 'c'."""
+    nodes = [constant, helper.make_node("Unsqueeze", ["a", "axes"], ["y"])]
+    if constant.output[0] != "axes":
+        nodes.insert(1, helper.make_node("Identity", [constant.output[0]], ["axes"]))
+    return make_model(nodes, [vi("a", np.complex64, [2, 3])], [vi("y", np.complex64, [1, 2, 3])])
+
+
+@pytest.mark.parametrize(
+    "constant",
+    [
+        helper.make_node("Constant", [], ["axes"], value_ints=[0]),
+        helper.make_node("Constant", [], ["axes"], value=numpy_helper.from_array(np.array([0]))),
+        helper.make_node("Constant", [], ["c"], value_ints=[0]),  # read through an Identity
+    ],
+    ids=["value_ints", "value", "identity"],
+)
+def test_axes_from_a_constant_node_are_read_at_rewrite_time(constant):
+    out = assert_rewrites(_unsqueeze_by(constant))
+    # One Unsqueeze of the packed tensor, its axes a constant: no Where/Less/Sub on them.
+    assert op_types(out) == ["Unsqueeze"]
+
+
+@pytest.mark.parametrize(
+    ("attr", "value", "expected"),
+    [
+        ("value_int", 3, np.array(3, np.int64)),
+        ("value_ints", [1, 2], np.array([1, 2], np.int64)),
+        ("value_float", 0.5, np.array(0.5, np.float32)),
+        ("value_floats", [0.5, 2.0], np.array([0.5, 2.0], np.float32)),
+    ],
+)
+def test_every_numeric_constant_attribute_is_read(attr, value, expected):
+    graph = gs.import_onnx(
+        make_model(
+            [helper.make_node("Constant", [], ["c"], **{attr: value})],
+            [],
+            [vi("c", expected.dtype, list(expected.shape))],
+        )  # fmt: skip
+    )
+    got = forms._read_constant(graph.outputs[0])
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+def _protocol_members(cls) -> set[str]:
+    names = set()
+    for klass in cls.__mro__:
+        if klass is object or klass.__name__ in ("Protocol", "Generic"):
+            continue
+        names |= {n for n in vars(klass) if not n.startswith("_")}
+        names |= set(getattr(klass, "__annotations__", {}))
+    return names
+
+
+def test_the_context_has_every_member_rules_may_ask_for():
+    m = make_model([helper.make_node("Neg", ["a"], ["y"])], [vi("a", np.complex64, [2])],
+                   [vi("y", np.complex64, [2])])  # fmt: skip
+    graph = gs.import_onnx(m)
+    ctx = Context(graph, analyze(graph), 18)
+    missing = {n for n in _protocol_members(RuleContext) if not hasattr(ctx, n)}
+    assert not missing
+
+
+def test_rules_ask_only_what_the_protocol_states():
+    allowed = _protocol_members(RuleContext)
+    asked = {}
+    for path in [*sorted(RULES.glob("*.py")), RULES.parent / "cmath.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("ctx", "ops")
+            ):
+                asked.setdefault(node.attr, path.name)
+    assert len(asked) > 40
+    assert {name: where for name, where in asked.items() if name not in allowed} == {}

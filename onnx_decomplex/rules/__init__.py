@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (imported to register)
     spectral,
     unary,
 )
+from .protocol import RuleContext
 from .registry import REGISTRY, Rule, get, rule, supported_ops
 
-__all__ = ["REGISTRY", "Rule", "get", "rule", "supported_ops"]
+__all__ = ["REGISTRY", "Rule", "RuleContext", "get", "rule", "supported_ops"]

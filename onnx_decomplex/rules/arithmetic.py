@@ -228,7 +228,7 @@ def _small_integer(value) -> int | None:
     return int(x) if x.is_integer() and abs(x) <= 64 else None
 
 
-def _pow_refusal(node, kinds):
+def _pow_refusal(node, kinds, opset):
     if kinds[0] is None:
         # Pow's output has its base's type: a real base gives a real result, which
         # only the reference's cast of a complex power defines.

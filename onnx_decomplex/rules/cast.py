@@ -63,8 +63,6 @@ def _to_real(ctx, node, x, y):
         ctx.emit("Or", parts, outputs=[y])
         ctx.explain("complex to bool: Re != 0 or Im != 0")
         return
-    if to == TensorProto.STRING:
-        raise ctx.fail("a complex value cannot be cast to a string", x)
     if np_of(to) == ctx.real_dtype(x):
         ctx.emit("Identity", [re], outputs=[y])
     else:
@@ -73,7 +71,13 @@ def _to_real(ctx, node, x, y):
     ctx.explain("complex to real keeps the real part, as numpy does")
 
 
-@rule("Cast", infer=_infer)
+def _refuse(node, kinds, opset):
+    if kinds[0] is not None and node.attrs.get("to") == TensorProto.STRING:
+        return "a complex value cannot be cast to a string"
+    return None
+
+
+@rule("Cast", infer=_infer, refuse=_refuse)
 def cast(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     to = node.attrs["to"]

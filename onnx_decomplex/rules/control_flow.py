@@ -39,15 +39,13 @@ def _shift_scan_axes(ctx, node):
 
 @rule("If", "Loop", "Scan", infer=_outputs_from_analysis)
 def control_flow(ctx, node):
-    from ..rewrite import rewrite_subgraph  # the rewrite drives rules; imported at use
-
     if node.op == "Scan":
         _shift_scan_axes(ctx, node)
     for i, t in enumerate(node.inputs):
         if ctx.is_complex(t):
             node.inputs[i] = ctx.packed(t)
     for graph, analysis in ctx.analysis.subgraphs[node.name]:
-        rewrite_subgraph(ctx, graph, analysis)
+        ctx.rewrite_subgraph(graph, analysis)
     for i, out in enumerate(node.outputs):
         if ctx.is_complex(out):
             node.outputs[i] = gs.Variable(ctx.unique(f"{out.name}_packed"), ctx.real_dtype(out))

@@ -50,14 +50,14 @@ def _gather_infer(node, kinds):
     return complex_like_inputs(node, kinds)
 
 
-def _index_inputs_are_real(node, kinds):
+def _index_inputs_are_real(node, kinds, opset):
     if kinds[1] is not None:
         return "indices cannot be complex"
     return None
 
 
-def _scatter_refusal(node, kinds):
-    reason = _index_inputs_are_real(node, kinds)
+def _scatter_refusal(node, kinds, opset):
+    reason = _index_inputs_are_real(node, kinds, opset)
     if reason:
         return reason
     reduction = node.attrs.get("reduction", "none")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import string
 
 import numpy as np
+import onnx_graphsurgeon as gs
 
 from .. import cmath
 from .common import optional_input
@@ -180,7 +181,19 @@ def _conv_block(ctx, node, y, x, w: np.ndarray, bias) -> bool:
     return True
 
 
-@rule("Conv", "ConvTranspose")
+def _conv_refusal(node, kinds, opset):
+    """The bias is added per channel, which needs the input's rank, unless the weight is
+    a complex constant and the block form (`_conv_block`) takes the bias in."""
+    if optional_input(node, 2) is None or node.inputs[0].shape is not None:
+        return None
+    w = node.inputs[1]
+    constant = isinstance(w, gs.Constant) or (len(w.inputs) == 1 and w.inputs[0].op == "Constant")
+    if constant and kinds[1] is not None and int(node.attrs.get("group", 1)) == 1:
+        return None
+    return "a complex Conv bias needs the input's rank to be known"
+
+
+@rule("Conv", "ConvTranspose", refuse=_conv_refusal)
 def conv(ctx, node):
     x, w, bias = node.inputs[0], node.inputs[1], optional_input(node, 2)
     y = node.outputs[0]
@@ -192,9 +205,7 @@ def conv(ctx, node):
     _bilinear(ctx, y, x, w, lambda p, q: _conv(ctx, node, [p, q]), node.op)
     if bias is None:
         return
-    rank = ctx.rank(x)
-    if rank is None:
-        raise ctx.fail("a complex Conv bias needs the input's rank to be known", x)
+    rank = ctx.rank(x)  # known: see _conv_refusal
     # The bias is per output channel: (C,) becomes (C, 1, ...) against (N, C, ...).
     axes = list(range(1, rank - 1))
     br, bi = ctx.as_pair(bias, dtype)

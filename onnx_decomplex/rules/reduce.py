@@ -159,26 +159,29 @@ def prod(ctx, node):
     ctx.explain("product of moduli times e^(i sum of angles)")
 
 
-def _softmax_axis(ctx, node) -> int:
-    x = node.inputs[0]
-    if ctx.opset >= 13:
+def _softmax_axis(node, opset: int) -> int:
+    if opset >= 13:
         return int(node.attrs.get("axis", -1))
+    return int(node.attrs.get("axis", 1))
+
+
+def _softmax_refusal(node, kinds, opset):
     # Before opset 13 the op flattens every axis from `axis` on, which the
     # reference evaluator does not do; they agree when `axis` is the last one.
-    axis, rank = int(node.attrs.get("axis", 1)), ctx.rank(x)
-    if rank is None or axis % rank != rank - 1:
-        raise ctx.fail(
-            f"{node.op} before opset 13 on a complex value is supported over the last axis only",
-            x,
-        )
-    return axis
+    if opset >= 13:
+        return None
+    shape = node.inputs[0].shape
+    rank = None if shape is None else len(shape)
+    if not rank or _softmax_axis(node, opset) % rank != rank - 1:
+        return f"{node.op} before opset 13 on a complex value is supported over the last axis only"
+    return None
 
 
-@rule("Softmax", "LogSoftmax")
+@rule("Softmax", "LogSoftmax", refuse=_softmax_refusal)
 def softmax(ctx, node):
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
-    axis = [_softmax_axis(ctx, node)]
+    axis = [_softmax_axis(node, ctx.opset)]
     re, im = ctx.pair(node.inputs[0])
     shift = ctx.reduce("ReduceMax", re, axis, keepdims=1)
     e = cmath.exp(ctx, (ctx.sub(re, shift), im))

@@ -13,17 +13,19 @@ from ..dtypes import promote
 if TYPE_CHECKING:
     import onnx_graphsurgeon as gs
 
-    from ..context import Context
+    from .protocol import RuleContext
 
 # For each input, its complex dtype, or None when it is real.
 InputKinds = Sequence["np.dtype | None"]
 Infer = Callable[["gs.Node", InputKinds], list["np.dtype | None"]]
-RuleFn = Callable[["Context", "gs.Node"], None]
-# Given the node and its input kinds, why the rule cannot rewrite it, or None.
-Refuse = Callable[["gs.Node", InputKinds], "str | None"]
+RuleFn = Callable[["RuleContext", "gs.Node"], None]
+# Given the node, its input kinds and the default-domain opset of its graph, why the
+# rule cannot rewrite it, or None. Shapes (inferred before analysis) and constants
+# are read from the node's tensors.
+Refuse = Callable[["gs.Node", InputKinds, int], "str | None"]
 
 
-def accepts_all(node: gs.Node, kinds: InputKinds) -> str | None:
+def accepts_all(node: gs.Node, kinds: InputKinds, opset: int) -> str | None:
     return None
 
 
@@ -71,7 +73,9 @@ def rule(
         infer: Given the node and the complex dtype (or None) of each input, returns
             the complex dtype (or None) of each output. Analysis uses it to find every
             complex value before anything is rewritten.
-        refuse: Given the same, returns why this node cannot be rewritten, or None.
+        refuse: Given the same and the opset, returns why this node cannot be
+            rewritten, or None. Every refusal is known here, before any node is
+            rewritten: a rule itself never refuses.
 
     Raises:
         ValueError: An op type already has a rule. Silently replacing a rule would

@@ -23,7 +23,7 @@ def _signal_complex(node, kinds):
     return [dtype] + [None] * (len(node.outputs) - 1)
 
 
-def _refuse(node, kinds):
+def _refuse(node, kinds, opset):
     if any(k is not None for k in kinds[1:]):
         return "only the signal may be complex"
     if int(node.attrs.get("onesided", 0)):

@@ -26,6 +26,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from .. import cmath
+from ..emit import Emitter
 from ..errors import DecomplexError
 from ..shapes import declared_dims
 from ..tidy import keep_model_fields
@@ -41,7 +42,8 @@ factors (`_four_step`): two small matrices instead of one that grows as L^2."""
 
 LOWERINGS: dict[str, Callable] = {}
 lowering = registrar(LOWERINGS, "lowering")
-"""`@lowering("Op")`: registers fn(emitter, node), which replaces the node's output."""
+"""`@lowering("Op")`: registers fn(emitter, node, lowered), which replaces the node's
+output with nodes from the emitter and notes what it did in `lowered`."""
 
 
 @dataclass
@@ -59,34 +61,22 @@ class Lowered:
     notes: list[str] = field(default_factory=list)
 
 
-class _Emitter:
-    """Adds nodes to one graph, named after the node they replace."""
+def _fail(node: gs.Node, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
+    return DecomplexError(
+        f"cannot lower for TensorRT: {message}",
+        node=node.name,
+        op_type=node.op,
+        tensor=tensor.name if tensor is not None else None,
+    )
 
-    def __init__(self, graph: gs.Graph, node: gs.Node, opset: int, lowered: Lowered):
-        self.graph, self.node, self.opset, self.lowered = graph, node, opset, lowered
-        self._count = 0
 
-    def _name(self, what: str) -> str:
-        self._count += 1
-        return f"{self.node.name}/{what}_{self._count}"
-
-    def const(self, value: np.ndarray, what: str = "const") -> gs.Constant:
-        return gs.Constant(self._name(what), np.ascontiguousarray(value))
-
-    def op(self, op: str, inputs: list, attrs: dict | None = None, out: gs.Tensor | None = None):
-        """One node; numpy inputs become constants. Returns its (only) output."""
-        ins = [self.const(np.asarray(t)) if isinstance(t, np.ndarray) else t for t in inputs]
-        out = out or gs.Variable(self._name(op.lower()))
-        self.graph.nodes.append(gs.Node(op, self._name(op), attrs or {}, inputs=ins, outputs=[out]))
-        return out
-
-    def fail(self, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
-        return DecomplexError(
-            f"cannot lower for TensorRT: {message}",
-            node=self.node.name,
-            op_type=self.node.op,
-            tensor=tensor.name if tensor is not None else None,
-        )
+def _op(e: Emitter, op: str, inputs: list, attrs: dict | None = None, out=None):
+    """One node of the running lowering; its output, `out` when given."""
+    return (
+        e.emit(op, inputs, attrs, outputs=[out])[0]
+        if out is not None
+        else e.emit(op, inputs, attrs)
+    )
 
 
 def _constant(t: gs.Tensor | None) -> np.ndarray | None:
@@ -109,10 +99,12 @@ def _static(dim) -> int | None:
     return dim if isinstance(dim, int) and dim >= 0 else None
 
 
-def _scalar(e: _Emitter, t: gs.Tensor, what: str) -> int:
+def _scalar(e: Emitter, t: gs.Tensor, what: str) -> int:
     value = _constant(t)
     if value is None or value.size != 1:
-        raise e.fail(f"{what} is computed at run time; the MatMul form needs it as a constant", t)
+        raise _fail(
+            e.node, f"{what} is computed at run time; the MatMul form needs it as a constant", t
+        )
     return int(value.reshape(()))
 
 
@@ -131,14 +123,15 @@ def _factor(length: int) -> tuple[int, int] | None:
 
 
 def _dft_block(
-    e: _Emitter, n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype
+    e: Emitter, n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype
 ) -> np.ndarray:
     """M with packed y = x @ M, for x's transform axis and (re[, im]) flattened together."""
     nbytes = _dense_bytes(n_in, channels, length, inverse, onesided, dtype)
     if nbytes > MAX_MATRIX_BYTES:
-        raise e.fail(
+        raise _fail(
+            e.node,
             f"a transform of length {length} needs a {nbytes / 2**20:.1f} MiB DFT matrix, "
-            f"over the {MAX_MATRIX_BYTES / 2**20:.1f} MiB limit"
+            f"over the {MAX_MATRIX_BYTES / 2**20:.1f} MiB limit",
         )
     m = cmath.interleaved_block(cmath.dft_coefficients(n_in, length, inverse, onesided))
     if channels == 1:
@@ -148,20 +141,22 @@ def _dft_block(
     return m.astype(dtype)
 
 
-def _matmul_last_two(e: _Emitter, x, rank: int, width: int, m: np.ndarray, out_shape, out):
+def _matmul_last_two(
+    e: Emitter, lowered: Lowered, x, rank: int, width: int, m: np.ndarray, out_shape, out
+):
     """Reshape x's last two axes into one of `width`, times m, then into `out_shape`."""
     keep = [0] * (rank - 2)  # 0 copies a dim, so leading dims may be dynamic
-    flat = e.op("Reshape", [x, np.array([*keep, width], np.int64)])
-    prod = e.op("MatMul", [flat, e.const(m, "dft_matrix")])
-    e.lowered.matrix_bytes += m.nbytes
-    return e.op("Reshape", [prod, np.array([*keep, *out_shape], np.int64)], out=out)
+    flat = _op(e, "Reshape", [x, np.array([*keep, width], np.int64)])
+    prod = _op(e, "MatMul", [flat, e.constant(np.ascontiguousarray(m), "dft_matrix")])
+    lowered.matrix_bytes += m.nbytes
+    return _op(e, "Reshape", [prod, np.array([*keep, *out_shape], np.int64)], out=out)
 
 
 @lowering("DFT")
-def dft(e: _Emitter, node: gs.Node) -> None:
+def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     x, y = node.inputs[0], node.outputs[0]
     if x.shape is None:
-        raise e.fail("the signal's rank is unknown", x)
+        raise _fail(node, "the signal's rank is unknown", x)
     rank = len(x.shape)
     if e.opset >= 20:
         given = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
@@ -170,10 +165,11 @@ def dft(e: _Emitter, node: gs.Node) -> None:
         axis = int(node.attrs.get("axis", 1))
     axis %= rank
     if axis == rank - 1:
-        raise e.fail("the transform axis is the (re, im) axis", x)
+        raise _fail(node, "the transform axis is the (re, im) axis", x)
     n_in, channels = _static(x.shape[axis]), _static(x.shape[-1])
     if n_in is None or channels not in (1, 2):
-        raise e.fail(
+        raise _fail(
+            node,
             f"the signal's shape {x.shape} gives no static transform length on axis {axis}; "
             "the MatMul form needs one",
             x,
@@ -186,11 +182,11 @@ def dft(e: _Emitter, node: gs.Node) -> None:
     else:
         length = 2 * (n_in - 1) if inverse and onesided else n_in
     if length < 1:
-        raise e.fail(f"transform length {length}", x)
+        raise _fail(node, f"transform length {length}", x)
     out_len = length // 2 + 1 if onesided and not inverse else length
     out_channels = 1 if inverse and onesided else 2
     if x.dtype is None:
-        raise e.fail("the signal's type is unknown", x)
+        raise _fail(node, "the signal's type is unknown", x)
     dtype = x.dtype  # the moved signal below is a new tensor with no type recorded
     dense = _dense_bytes(n_in, channels, length, inverse, onesided, dtype)
     # The one-sided inverse reads half a spectrum: it has no four-step form here.
@@ -199,26 +195,50 @@ def dft(e: _Emitter, node: gs.Node) -> None:
     perm = None
     if axis != rank - 2:
         perm = [d for d in range(rank) if d not in (axis, rank - 1)] + [axis, rank - 1]
-        x = e.op("Transpose", [x], {"perm": perm})
-    inner = None if perm is None else gs.Variable(e._name("moved"))
+        x = _op(e, "Transpose", [x], {"perm": perm})
+    inner = None if perm is None else gs.Variable(e.fresh("moved"))
     kind = "inverse " * inverse + "one-sided " * onesided
     if factors is not None:
         res = _four_step(
-            e, x, rank, n_in, channels, length, factors, inverse, onesided, dtype, inner or y
+            e,
+            lowered,
+            x,
+            rank,
+            n_in,
+            channels,
+            length,
+            factors,
+            inverse,
+            onesided,
+            dtype,
+            inner or y,
         )
         how = f"MatMuls of lengths {factors[0]} and {factors[1]} (four-step)"
     else:
         m = _dft_block(e, n_in, channels, length, inverse, onesided, dtype)
-        res = _matmul_last_two(e, x, rank, n_in * channels, m, [out_len, out_channels], inner or y)
+        res = _matmul_last_two(
+            e, lowered, x, rank, n_in * channels, m, [out_len, out_channels], inner or y
+        )
         how = f"MatMul by a {m.shape[0]}x{m.shape[1]} matrix"
     if perm is not None:
-        e.op("Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
+        _op(e, "Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
     node.outputs.clear()
-    e.lowered.notes.append(f"{node.name}: {kind}DFT of length {length} on axis {axis} -> {how}")
+    lowered.notes.append(f"{node.name}: {kind}DFT of length {length} on axis {axis} -> {how}")
 
 
 def _four_step(
-    e: _Emitter, x, rank, n_in, channels, length, factors, inverse, onesided, dtype, out
+    e: Emitter,
+    lowered: Lowered,
+    x,
+    rank,
+    n_in,
+    channels,
+    length,
+    factors,
+    inverse,
+    onesided,
+    dtype,
+    out,
 ):
     """DFT_L of x's axis -2 as DFT_L1, a twiddle, then DFT_L2 (Cooley-Tukey):
 
@@ -234,11 +254,11 @@ def _four_step(
     axis = np.array([r], np.int64)
     if n_in > length:  # the signal is cut to L
         zero, end = np.array([0], np.int64), np.array([length], np.int64)
-        x = e.op("Slice", [x, zero, end, axis])
+        x = _op(e, "Slice", [x, zero, end, axis])
     elif n_in < length:  # or zero-padded to it
         pads = np.zeros(2 * rank, np.int64)
         pads[rank + r] = length - n_in
-        x = e.op("Pad", [x, pads])
+        x = _op(e, "Pad", [x, pads])
 
     def shape(*dims):
         return np.array([*keep, *dims], np.int64)
@@ -252,30 +272,45 @@ def _four_step(
     w2 = cmath.dft_coefficients(l2, l2, inverse)
     second = np.stack([cmath.interleaved_block(twiddle[:, [k]] * w2) for k in range(l1)])
     second = second.astype(dtype)
-    e.lowered.matrix_bytes += first.nbytes + second.nbytes
+    lowered.matrix_bytes += first.nbytes + second.nbytes
 
-    t = e.op("Transpose", [e.op("Reshape", [x, shape(l1, l2, channels)])], {"perm": swap})
-    t = e.op("MatMul", [e.op("Reshape", [t, shape(l2, l1 * channels)]), e.const(first, "dft_l1")])
-    t = e.op("Transpose", [e.op("Reshape", [t, shape(l2, l1, 2)])], {"perm": swap})
-    t = e.op("MatMul", [e.op("Reshape", [t, shape(l1, 1, 2 * l2)]), e.const(second, "dft_l2")])
-    t = e.op("Transpose", [e.op("Reshape", [t, shape(l1, l2, 2)])], {"perm": swap})
+    t = _op(e, "Transpose", [_op(e, "Reshape", [x, shape(l1, l2, channels)])], {"perm": swap})
+    t = _op(
+        e,
+        "MatMul",
+        [
+            _op(e, "Reshape", [t, shape(l2, l1 * channels)]),
+            e.constant(np.ascontiguousarray(first), "dft_l1"),
+        ],
+    )
+    t = _op(e, "Transpose", [_op(e, "Reshape", [t, shape(l2, l1, 2)])], {"perm": swap})
+    t = _op(
+        e,
+        "MatMul",
+        [
+            _op(e, "Reshape", [t, shape(l1, 1, 2 * l2)]),
+            e.constant(np.ascontiguousarray(second), "dft_l2"),
+        ],
+    )
+    t = _op(e, "Transpose", [_op(e, "Reshape", [t, shape(l1, l2, 2)])], {"perm": swap})
     if not onesided:
-        return e.op("Reshape", [t, shape(length, 2)], out=out)
-    full = e.op("Reshape", [t, shape(length, 2)])
+        return _op(e, "Reshape", [t, shape(length, 2)], out=out)
+    full = _op(e, "Reshape", [t, shape(length, 2)])
     bins = np.array([length // 2 + 1], np.int64)
-    return e.op("Slice", [full, np.array([0], np.int64), bins, axis], out=out)
+    return _op(e, "Slice", [full, np.array([0], np.int64), bins, axis], out=out)
 
 
 @lowering("STFT")
-def stft(e: _Emitter, node: gs.Node) -> None:
+def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     x, y = node.inputs[0], node.outputs[0]
     inputs = [*node.inputs, *[None] * (4 - len(node.inputs))]
     step_t, window_t, length_t = inputs[1], inputs[2], inputs[3]
     if x.shape is None or len(x.shape) != 3:
-        raise e.fail("the signal must be [batch, length, 1 or 2] with a known rank", x)
+        raise _fail(node, "the signal must be [batch, length, 1 or 2] with a known rank", x)
     total, channels = _static(x.shape[1]), _static(x.shape[2])
     if total is None or channels not in (1, 2):
-        raise e.fail(
+        raise _fail(
+            node,
             f"the signal's shape {x.shape} has a dynamic length; the frames are gathered "
             "with constant indices, which need it static",
             x,
@@ -286,7 +321,7 @@ def stft(e: _Emitter, node: gs.Node) -> None:
     if has_window and window is None:
         width = _static((window_t.shape or [None])[0])
         if width is None:
-            raise e.fail("the window's length is dynamic", window_t)
+            raise _fail(node, "the window's length is dynamic", window_t)
     else:
         width = None if window is None else int(window.shape[0])
     if length_t is not None and length_t.name:
@@ -298,59 +333,60 @@ def stft(e: _Emitter, node: gs.Node) -> None:
     onesided = bool(node.attrs.get("onesided", 1))
     frames = 1 + (total - length) // step
     if frames < 1 or step < 1:
-        raise e.fail(f"{frames} frames of {length} from a signal of {total}", x)
+        raise _fail(node, f"{frames} frames of {length} from a signal of {total}", x)
 
     index = np.arange(frames)[:, None] * step + np.arange(width)[None, :]
     signal = x
     if index.max() >= total:  # a window longer than the frame reads zeros past the end
         pads = np.array([0, 0, 0, 0, index.max() + 1 - total, 0], np.int64)
-        signal = e.op("Pad", [x, pads])
-    gathered = e.op("Gather", [signal, index.astype(np.int64)], {"axis": 1})
+        signal = _op(e, "Pad", [x, pads])
+    gathered = _op(e, "Gather", [signal, index.astype(np.int64)], {"axis": 1})
     m = _dft_block(e, width, channels, length, False, onesided, x.dtype)
     if window is not None:
         # Rows of M are (sample, part): scaling row j by w_j windows the frame for free.
         m = m * np.repeat(window.astype(m.dtype), channels)[:, None]
     elif has_window:
-        gathered = e.op("Mul", [gathered, e.op("Reshape", [window_t, np.array([-1, 1])])])
+        gathered = _op(e, "Mul", [gathered, _op(e, "Reshape", [window_t, np.array([-1, 1])])])
     out_len = length // 2 + 1 if onesided else length
-    _matmul_last_two(e, gathered, 4, width * channels, m, [out_len, 2], y)
+    _matmul_last_two(e, lowered, gathered, 4, width * channels, m, [out_len, 2], y)
     node.outputs.clear()
-    e.lowered.notes.append(
+    lowered.notes.append(
         f"{node.name}: STFT of {frames} frames of {length} -> Gather, MatMul by a "
         f"{m.shape[0]}x{m.shape[1]} matrix"
     )
 
 
 @lowering("Compress")
-def compress(e: _Emitter, node: gs.Node) -> None:
+def compress(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     x, cond, y = node.inputs[0], node.inputs[1], node.outputs[0]
     axis = node.attrs.get("axis")
     if axis is None:
-        x, axis = e.op("Reshape", [x, np.array([-1], np.int64)]), 0
+        x, axis = _op(e, "Reshape", [x, np.array([-1], np.int64)]), 0
     value = _constant(cond)
     if value is not None:
         index = np.flatnonzero(value.astype(bool)).astype(np.int64)
         how = "constant indices"
     else:
         # NonZero takes floats in TensorRT, not booleans.
-        as_float = e.op("Cast", [cond], {"to": onnx.TensorProto.FLOAT})
-        index = e.op("Reshape", [e.op("NonZero", [as_float]), np.array([-1], np.int64)])
+        as_float = _op(e, "Cast", [cond], {"to": onnx.TensorProto.FLOAT})
+        index = _op(e, "Reshape", [_op(e, "NonZero", [as_float]), np.array([-1], np.int64)])
         how = "NonZero of the condition"
-    e.op("Gather", [x, index], {"axis": int(axis)}, out=y)
+    _op(e, "Gather", [x, index], {"axis": int(axis)}, out=y)
     node.outputs.clear()
-    e.lowered.notes.append(f"{node.name}: Compress -> Gather with {how}")
+    lowered.notes.append(f"{node.name}: Compress -> Gather with {how}")
 
 
-def _lower_graph(graph: gs.Graph, opset: int, lowered: Lowered, declared: dict) -> None:
-    replaced = []
+def _lower_graph(e: Emitter, lowered: Lowered, declared: dict) -> None:
+    graph, replaced = e.graph, []
     for node in list(graph.nodes):
         for sub in node.subgraphs():
-            _lower_graph(sub, opset, lowered, {})
+            _lower_graph(e.child(sub), lowered, {})
         fn = LOWERINGS.get(node.op) if node.domain in (None, "", "ai.onnx") else None
         if fn is None:
             continue
         replaced += node.outputs
-        fn(_Emitter(graph, node, opset, lowered), node)
+        e.node = node
+        fn(e, node, lowered)
         lowered.ops[node.op] += 1
         node.inputs.clear()
     # Inferred shapes of the old ops may disagree with the emitted ones (ONNX infers
@@ -386,7 +422,7 @@ def lower_for_tensorrt(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelPr
         inferred = model
     graph = gs.import_onnx(inferred)
     declared = {o.name: declared_dims(o) for o in model.graph.output}
-    _lower_graph(graph, opset, lowered, declared)
+    _lower_graph(Emitter(graph, opset), lowered, declared)
     out = gs.export_onnx(graph, do_type_check=False)
     keep_model_fields(model, out)
     return out, lowered

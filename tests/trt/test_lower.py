@@ -324,3 +324,12 @@ def test_a_long_transform_factors_by_default():
     ours = validate(model, out, feeds).outputs[0].max_abs
     native = validate(model, model, feeds).outputs[0].max_abs  # the DFT op in onnxruntime
     assert ours <= native
+
+
+def test_lowered_nodes_are_named_after_the_node_they_replace():
+    model = dft_model((3, 8, 2), 17, axis=0)  # moved to the axis before (re, im) and back
+    model.graph.node[0].name = "spectrum"
+    out, _ = decomplex(model, target="tensorrt")
+    names = [n.name for n in out.graph.node] + [t.name for t in out.graph.initializer]
+    assert "Transpose" in op_types(out)
+    assert all(n.startswith("spectrum_") for n in names) and len(set(names)) == len(names)

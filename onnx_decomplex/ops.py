@@ -1,0 +1,201 @@
+"""Real ops on the parts of complex values: the `ops` that `cmath` computes with.
+
+Each op emits one node, or computes in numpy when every input is a numpy constant,
+so that constant parts fold at rewrite time. Adding a 0-d zero or multiplying by a
+0-d one emits nothing: such a scalar never widens a broadcast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import cmath
+from .dtypes import onnx_of, real_of
+from .emit import Emitter
+
+
+def _is_np(x) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+def _is_scalar(x, value: float) -> bool:
+    """A 0-d numpy constant equal to `value`: it never widens a broadcast."""
+    return _is_np(x) and x.ndim == 0 and x == value
+
+
+def _elementwise(op: str, fold):
+    """An Ops method that emits `op`, or computes `fold` when every input is numpy."""
+
+    def method(self, *args):
+        if all(_is_np(a) for a in args):
+            return np.asarray(fold(*args))
+        return self.emit(op, list(args))
+
+    method.__name__ = op.lower()
+    method.__doc__ = f"{op}, folded in numpy when every input is a constant."
+    return method
+
+
+class Ops:
+    """Elementwise, shape and reduction ops on real parts, folding numpy constants.
+
+    Args:
+        emitter: Where the nodes go.
+        complex_dtypes: Tensor name -> complex dtype, for every complex value: the
+            running node's precision picks float64 workarounds.
+    """
+
+    def __init__(self, emitter: Emitter, complex_dtypes: Mapping[str, np.dtype]):
+        self.emitter = emitter
+        self.complex_dtypes = complex_dtypes
+
+    def emit(self, op: str, inputs: list, attrs: dict | None = None, **kwargs):
+        """One node; see `Emitter.emit`."""
+        return self.emitter.emit(op, inputs, attrs, **kwargs)
+
+    @property
+    def work_dtype(self) -> np.dtype | None:
+        """The real dtype the running node computes in: its complex values' precision."""
+        node = self.emitter.node
+        if node is None:
+            return None
+        for t in [*node.outputs, *node.inputs]:
+            if t.name and t.name in self.complex_dtypes:
+                return real_of(self.complex_dtypes[t.name])
+        return None
+
+    # ---- shapes and reductions ---------------------------------------------------------
+
+    def unsqueeze(self, x, axes, name: str | None = None):
+        """Unsqueeze with axes as an input (opset 13+) or an attribute; numpy folds."""
+        if _is_np(x):
+            return np.expand_dims(x, tuple(axes))
+        return self.emitter.with_axes("Unsqueeze", x, axes, 13, name=name)
+
+    def squeeze(self, x, axes, name: str | None = None):
+        """Squeeze with axes as an input (opset 13+) or an attribute."""
+        return self.emitter.with_axes("Squeeze", x, axes, 13, name=name)
+
+    def concat(self, parts: list, axis: int):
+        """Concat, folded in numpy when every part is a constant."""
+        if all(_is_np(p) for p in parts):
+            return np.concatenate(parts, axis=axis)
+        return self.emit("Concat", parts, {"axis": axis})
+
+    def split_halves(self, x, axis: int, name: str | None = None):
+        """Two equal halves of `x` along `axis`."""
+        return self.emitter.split_halves(x, axis, name=name)
+
+    def reduce(self, op: str, x, axes, keepdims: int = 1, name: str | None = None):
+        """A Reduce* op with axes as an input (ReduceSum 13+, others 18+) or an attribute."""
+        since = 13 if op == "ReduceSum" else 18
+        return self.emitter.with_axes(op, x, axes, since, {"keepdims": keepdims}, name=name)
+
+    def cast(self, x, dtype):
+        """Cast to a real dtype, in numpy for constants."""
+        if _is_np(x):
+            return x.astype(dtype)
+        return self.emit("Cast", [x], {"to": onnx_of(dtype)})
+
+    # ---- elementwise arithmetic --------------------------------------------------------
+
+    def add(self, a, b):
+        """a + b."""
+        if _is_np(a) and _is_np(b):
+            return np.asarray(a + b)
+        if _is_scalar(b, 0):
+            return a
+        if _is_scalar(a, 0):
+            return b
+        return self.emit("Add", [a, b])
+
+    def sub(self, a, b):
+        """a - b."""
+        if _is_np(a) and _is_np(b):
+            return np.asarray(a - b)
+        if _is_scalar(b, 0):
+            return a
+        if _is_scalar(a, 0):
+            return self.neg(b)
+        return self.emit("Sub", [a, b])
+
+    def mul(self, a, b):
+        """a * b."""
+        if _is_np(a) and _is_np(b):
+            return np.asarray(a * b)
+        for x, y in ((a, b), (b, a)):
+            if _is_scalar(y, 1):
+                return x
+            if _is_scalar(y, -1):
+                return self.neg(x)
+        return self.emit("Mul", [a, b])
+
+    def neg(self, a):
+        """-a."""
+        if _is_np(a):
+            return np.asarray(-a)
+        return self.emit("Neg", [a])
+
+    def div(self, a, b):
+        """a / b."""
+        if _is_np(a) and _is_np(b):
+            with np.errstate(divide="ignore", invalid="ignore"):  # inf and NaN, as at run time
+                return np.asarray(a / b)
+        if _is_scalar(b, 1):
+            return a
+        return self.emit("Div", [a, b])
+
+    pow = _elementwise("Pow", np.power)
+    abs = _elementwise("Abs", np.abs)
+    max = _elementwise("Max", np.maximum)
+    min = _elementwise("Min", np.minimum)
+    sqrt = _elementwise("Sqrt", np.sqrt)
+    exp = _elementwise("Exp", np.exp)
+    log = _elementwise("Log", np.log)
+    ceil = _elementwise("Ceil", np.ceil)
+    sin = _elementwise("Sin", np.sin)
+    cos = _elementwise("Cos", np.cos)
+    _sinh = _elementwise("Sinh", np.sinh)
+    _cosh = _elementwise("Cosh", np.cosh)
+    tanh = _elementwise("Tanh", np.tanh)
+    _asinh = _elementwise("Asinh", np.arcsinh)
+    _atan = _elementwise("Atan", np.arctan)
+    less = _elementwise("Less", np.less)
+    equal = _elementwise("Equal", np.equal)
+    and_ = _elementwise("And", np.logical_and)
+    isinf = _elementwise("IsInf", np.isinf)
+    where = _elementwise("Where", np.where)
+
+    # onnxruntime's CPU provider has no float64 Sinh, Cosh, Asinh or Atan; for
+    # complex128 they are built from ops it has, at full double precision.
+
+    def _double(self, *args) -> bool:
+        return self.work_dtype == np.float64 and not all(_is_np(a) for a in args)
+
+    def sinh(self, x):
+        """sinh x."""
+        return cmath.sinh_by_tanh(self, x) if self._double(x) else self._sinh(x)
+
+    def cosh(self, x):
+        """cosh x."""
+        return cmath.cosh_by_exp(self, x) if self._double(x) else self._cosh(x)
+
+    def asinh(self, x):
+        """asinh x."""
+        # Built for float32 too: onnxruntime's float Asinh is several times slower
+        # than the dozen elementwise ops that replace it.
+        if _is_np(x):
+            return self._asinh(x)
+        return cmath.asinh_by_log(self, x, self.work_dtype)
+
+    def atan_unit(self, t):
+        """atan t for t in [0, 1]."""
+        if self._double(t):
+            return cmath.atan_unit_refined(self, t, self._atan)
+        return self._atan(t)
+
+    def atan(self, x):
+        """atan x."""
+        return cmath.atan_refined(self, x, self._atan) if self._double(x) else self._atan(x)
