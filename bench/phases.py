@@ -1,7 +1,7 @@
 """Where the rewrite of one model spends its time: every whole-graph step counted,
 timed and traced to the line of ours that asked for it.
 
-    python bench/phases.py MODEL.onnx [--cprofile OUT.prof]
+    python bench/phases.py MODEL.onnx [--cprofile OUT.prof] [--no-gc] [--memory]
 
 runs what `onnx-decomplex MODEL OUT --no-validate` runs (`convert_file` without
 validation), once, in this process, with the library's own functions wrapped by
@@ -16,6 +16,12 @@ timers. Two tables come out:
 
 Wall seconds, not a profiler's: the timers cost microseconds a call, and only
 node-by-node inference is called often enough for that to show.
+
+With --memory, every wrapped call also prints, as it enters and as it returns, the
+process's resident memory and the peak it reached inside the call (the kernel's
+high-water mark, reset at each entry through /proc/self/clear_refs), with the
+arrays that numpy_helper decodes and the tensors external data loads: a trace that
+still says where it was when a capped run dies.
 """
 
 from __future__ import annotations
@@ -30,9 +36,6 @@ import traceback
 from collections import defaultdict
 from pathlib import Path
 
-import onnx
-import onnx.checker
-import onnx.shape_inference
 import onnx_graphsurgeon as gs
 
 OURS = ("onnx_decomplex/", "/cli/")
@@ -40,6 +43,49 @@ OURS = ("onnx_decomplex/", "/cli/")
 # (table, name) -> (call site -> [count, seconds])
 TIMES: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(lambda: [0, 0.0]))
 _DEPTH: dict[str, int] = defaultdict(int)
+MEMORY = False
+_PEAKS: list[float] = []  # the peak so far of each call being traced, outermost first
+_BEFORE: list[float] = []  # the memory at each one's entry
+QUIET = {"numpy_helper.to_array", "numpy_helper.from_array", "helper.make_tensor",
+         "load_external_data", "infer_node_outputs (one node)", "rewrite._fold (ReferenceEvaluator)"}  # fmt: skip
+"""Called once per tensor: traced only where one grew the memory by QUIET_MIB or more."""
+QUIET_MIB = 16
+
+
+def _status(key: str) -> float:
+    """A /proc/self/status size (VmRSS, VmHWM) in MiB."""
+    with open("/proc/self/status") as f:
+        line = next(x for x in f if x.startswith(key))
+    return int(line.split()[1]) / 1024
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _enter(name: str, site: str) -> None:
+    if _PEAKS:  # what the caller reached so far, before the reset loses it
+        _PEAKS[-1] = max(_PEAKS[-1], _status("VmHWM"))
+    _reset_peak()
+    rss = _status("VmRSS")
+    _PEAKS.append(rss)
+    _BEFORE.append(rss)
+    if name not in QUIET:
+        print(f"{'  ' * (len(_PEAKS) - 1)}> {name} {site} rss {rss:.0f} MiB", flush=True)
+
+
+def _leave(name: str, seconds: float, site: str) -> None:
+    peak = max(_PEAKS.pop(), _status("VmHWM"))
+    before = _BEFORE.pop()
+    if _PEAKS:
+        _PEAKS[-1] = max(_PEAKS[-1], peak)
+    _reset_peak()
+    rss = _status("VmRSS")
+    if name in QUIET and peak - before < QUIET_MIB:
+        return
+    print(f"{'  ' * len(_PEAKS)}< {name} {site if name in QUIET else ''}rss {rss:.0f} MiB, "
+          f"peak {peak:.0f} MiB, {seconds:.2f} s", flush=True)  # fmt: skip
 
 
 def _site() -> str:
@@ -57,7 +103,9 @@ def _timed(table: str, name: str, fn):
     def wrapper(*args, **kwargs):
         if _DEPTH[name]:  # a step inside itself: counted once, at the outermost call
             return fn(*args, **kwargs)
-        site = _site() if table == "step" else ""
+        site = _site() + " " if table == "step" else ""
+        if MEMORY:
+            _enter(name, site)
         _DEPTH[name] += 1
         start = time.perf_counter()
         try:
@@ -67,6 +115,8 @@ def _timed(table: str, name: str, fn):
             entry = TIMES[(table, name)][site]
             entry[0] += 1
             entry[1] += time.perf_counter() - start
+            if MEMORY:
+                _leave(name, time.perf_counter() - start, site)
 
     return wrapper
 
@@ -75,11 +125,28 @@ def _patch(owner, attr: str, table: str, name: str | None = None) -> None:
     setattr(owner, attr, _timed(table, name or attr, getattr(owner, attr)))
 
 
-def instrument() -> None:
-    """Wraps the whole-graph steps and the pipeline's stages with timers."""
+def instrument(memory: bool = False) -> None:
+    """Wraps the whole-graph steps and the pipeline's stages with timers (and, with
+    `memory`, the memory trace)."""
+    import onnx.external_data_helper as external
+    import onnx.numpy_helper
+
+    import onnx_decomplex.load as load
     import onnx_decomplex.normalize as normalize
     import onnx_decomplex.pipeline as pipeline
     import onnx_decomplex.rewrite as rewrite
+    import onnx_decomplex.save as save
+
+    global MEMORY
+    MEMORY = memory
+    if memory:
+        # Called for every constant: only worth a line where the arrays are large.
+        _patch(onnx.numpy_helper, "to_array", "step", "numpy_helper.to_array")
+        _patch(onnx.numpy_helper, "from_array", "step", "numpy_helper.from_array")
+        _patch(onnx.helper, "make_tensor", "step", "helper.make_tensor")
+        for module in (external, load, pipeline):
+            _patch(module, "load_external_data_for_tensor", "step", "load_external_data")
+        _patch(save, "_write_data", "stage", "save._write_data")
 
     _patch(gs, "import_onnx", "step", "gs.import_onnx")
     _patch(gs, "export_onnx", "step", "gs.export_onnx")
@@ -142,8 +209,18 @@ def main() -> None:
     )
     parser.add_argument("model", type=Path)
     parser.add_argument("--cprofile", type=Path, help="also write a cProfile dump here")
+    parser.add_argument(
+        "--no-gc", action="store_true", help="with Python's cyclic garbage collector off"
+    )
+    parser.add_argument(
+        "--memory", action="store_true", help="print a memory trace of every step as it runs"
+    )
     args = parser.parse_args()
-    instrument()
+    if args.no_gc:
+        import gc
+
+        gc.disable()
+    instrument(args.memory)
     with tempfile.TemporaryDirectory(prefix="phases-") as folder:
         wall = run(args.model, Path(folder) / "out.onnx", args.cprofile)
     print_tables(wall)
