@@ -8,7 +8,7 @@ outputs are checked against each baseline's: a ratio of graphs that compute
 different things would mean nothing.
 
     python bench/run.py [--quick] [--runs N] [--threads N] [--only TEXT] [--out bench/results]
-                        [--large-graph NODES ...] [--large-model SIZE ...] [--no-large]
+                        [--large-graph NODES ...] [--large-model SIZE ...] [--no-large] [--no-cases]
 
 writes results.json (every median, ratio, goal and the numerical differences) and
 results.png (the ratios against their goals).
@@ -286,13 +286,16 @@ def main() -> None:
     parser.add_argument(
         "--no-large", action="store_true", help="neither the large graph nor the large model"
     )
+    parser.add_argument(
+        "--no-cases", action="store_true", help="none of the runtime cases: the rewrite's alone"
+    )
     args = parser.parse_args()
     global THREADS
     THREADS = args.threads
     runs = 5 if args.quick else args.runs
     rng = np.random.default_rng(0)
     results = []
-    for case in all_cases(rng, quick=args.quick):
+    for case in [] if args.no_cases else all_cases(rng, quick=args.quick):
         if args.only and args.only not in case.name:
             continue
         print(f"{case.name} ...", flush=True)
