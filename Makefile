@@ -65,7 +65,7 @@ LARGE_MODELS ?= 1.8 2.1 3.2
 ## bench-large: the rewrite's cost per node at several graph sizes, and models past 2 GB under a 6 GiB cap (minutes)
 bench-large: $(BENCH_STAMP)
 	$(BIN)/python bench/run.py --no-cases --no-large --large-graph $(LARGE_GRAPH) \
-		$(foreach s,$(LARGE_MODELS),--large-model $(s)) --out bench/results-large
+		$(foreach s,$(LARGE_MODELS),--large-model $(s)) --out out/bench-large
 
 ## zoo: the model-zoo regression: every fixture, against the committed baseline
 zoo: $(STAMP)

@@ -151,6 +151,8 @@ def large_graph_results(sizes: list[int], quick: bool) -> list[dict]:
         with tempfile.TemporaryDirectory(prefix="bench-stack-") as folder:
             m = measure_stack(Path(folder), nodes, repeats=1 if quick else 3, library=not quick)
         ratio = m["tool_s"] / m["base_s"]
+        print(f"  {m['nodes']} nodes: tool {m['tool_s']:.2f} s, graphsurgeon round trip "
+              f"{m['base_s']:.2f} s, ratio {ratio:.2f}", flush=True)  # fmt: skip
         results.append(
             {"case": f"rewrite, Llama-like stack of {m['nodes']} nodes (wall time)",
              "nodes": m["nodes"], "s_per_1k_nodes": m["tool_s"] / m["nodes"] * 1e3,
@@ -177,6 +179,8 @@ def capped_model_results(sizes: list[str], cap_gib: float = 6) -> list[dict]:
         with tempfile.TemporaryDirectory(prefix="bench-large-") as folder:
             m = measure_capped(Path(folder), size, cap_gib)
         tool, base = m["tool"], m["base"]
+        print(f"  {size} GiB: tool {tool['seconds']:.1f} s, peak {tool['peak_mib']:.0f} MiB, "
+              f"exit {tool['rc']}", flush=True)  # fmt: skip
         name = f"rewrite, {m['model_mib'] / 1024:.1f} GiB model under a {cap_gib:g} GiB cap"
         errors = {"error": tool["error"], "baseline_error": base["error"]}
         ok = tool["rc"] == 0
