@@ -236,22 +236,22 @@ def plot(results: list[dict], path: Path) -> bool:
         print("matplotlib is not installed: no plot (pip install '.[bench]')")
         return False
     rows = [
-        (f"{r['case']}\nvs {b['baseline']}", b["ratio"], b["goal"])
+        (f"{r['case']}\nvs {b['baseline']}", b["ratio"], b["goal"], b["met"])
         for r in results
         for b in r["baselines"]
     ]
     fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.5))
     y = np.arange(len(rows))
-    colors = [
-        "tab:gray" if g is None else ("tab:green" if v <= g else "tab:red") for _, v, g in rows
-    ]
-    ax.barh(y, [v for _, v, _ in rows], color=colors)
-    for i, (_, v, g) in enumerate(rows):
+    # A row with no ratio goal may still fail (a limit, or a run that failed): red too.
+    colors = ["tab:gray" if met is None else ("tab:green" if met else "tab:red")
+              for _, _, _, met in rows]  # fmt: skip
+    ax.barh(y, [v for _, v, _, _ in rows], color=colors)
+    for i, (_, v, g, _) in enumerate(rows):
         if g is not None:
             ax.plot([g, g], [i - 0.4, i + 0.4], color="black", linewidth=2)
         ax.text(v, i, f" {v:.2f}", va="center", fontsize=8)
     ax.axvline(1.0, color="gray", linestyle=":")
-    ax.set_yticks(y, [label for label, _, _ in rows], fontsize=7)
+    ax.set_yticks(y, [label for label, _, _, _ in rows], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(
         "tool / baseline: time, or peak memory where the case says so (lower is better; black bar: goal)"
