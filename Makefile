@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: help run test test-slow test-gpu fuzz bench bench-quick zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf docs coverage clean
+.PHONY: help run test test-slow test-gpu fuzz bench bench-quick bench-large zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf docs coverage clean
 
 # A bare `make` lists the targets; every target that needs the venv still creates it.
 .DEFAULT_GOAL := help
@@ -50,14 +50,22 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,cpu,bench]'
 	touch $(BENCH_STAMP)
 
-## bench: time rewritten models against hand-written real graphs (ratios), with a plot; one thread, then all
+## bench: time rewritten models against hand-written real graphs (ratios), with a plot; one thread, then all; the rewrite of a large graph and a large model against graphsurgeon and onnx.load + onnx.save
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/run.py
-	$(BIN)/python bench/run.py --threads 0 --out bench/results-all-threads
+	$(BIN)/python bench/run.py --threads 0 --no-large --out bench/results-all-threads
 
 ## bench-quick: the same at small sizes, to check that the harness runs
 bench-quick: $(BENCH_STAMP)
 	$(BIN)/python bench/run.py --quick --out out/bench-quick
+
+LARGE_GRAPH ?= 4500 9000 18000 37000
+LARGE_MODELS ?= 1.8 2.1 3.2
+
+## bench-large: the rewrite's cost per node at several graph sizes, and models past 2 GB under a 6 GiB cap (minutes)
+bench-large: $(BENCH_STAMP)
+	$(BIN)/python bench/run.py --no-cases --no-large --large-graph $(LARGE_GRAPH) \
+		$(foreach s,$(LARGE_MODELS),--large-model $(s)) --out out/bench-large
 
 ## zoo: the model-zoo regression: every fixture, against the committed baseline
 zoo: $(STAMP)

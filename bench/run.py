@@ -8,9 +8,22 @@ outputs are checked against each baseline's: a ratio of graphs that compute
 different things would mean nothing.
 
     python bench/run.py [--quick] [--runs N] [--threads N] [--only TEXT] [--out bench/results]
+                        [--large-graph NODES ...] [--large-model SIZE ...] [--no-large] [--no-cases]
 
 writes results.json (every median, ratio, goal and the numerical differences) and
 results.png (the ratios against their goals).
+
+Besides the runtime cases, it measures the rewrite itself:
+
+- a large graph (`stack.py`): the CLI on a Llama-like decoder stack of about
+  18k nodes, against one onnx-graphsurgeon round trip of the same model, each in
+  its own process, medians of 3 (`--large-graph 4500 9000 18000` for several
+  sizes, which also checks that the cost per node stays flat);
+- a large model (`large.py`): the CLI on 1 GiB of real weights and a complex
+  table, time and peak memory against onnx.load + onnx.save;
+- with `--large-model 2.1` (1.8, 3.2, or COMPLEX+REAL in GiB), a model past
+  2 GB under a 6 GiB address-space cap: time, peak memory against the 2 GiB goal,
+  and the error when it fails. Minutes each, so never by default.
 """
 
 from __future__ import annotations
@@ -28,7 +41,8 @@ import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cases import Case, all_cases  # noqa: E402
-from large import measure  # noqa: E402
+from large import measure, measure_capped  # noqa: E402
+from stack import measure as measure_stack  # noqa: E402
 
 from onnx_decomplex import decomplex  # noqa: E402
 
@@ -128,6 +142,63 @@ def large_model_results(quick: bool) -> list[dict]:
     ]  # fmt: skip
 
 
+def large_graph_results(sizes: list[int], quick: bool) -> list[dict]:
+    """The CLI on Llama-like stacks against one graphsurgeon round trip, by size."""
+    import tempfile
+
+    results = []
+    for nodes in sizes:
+        with tempfile.TemporaryDirectory(prefix="bench-stack-") as folder:
+            m = measure_stack(Path(folder), nodes, repeats=1 if quick else 3, library=not quick)
+        ratio = m["tool_s"] / m["base_s"]
+        print(f"  {m['nodes']} nodes: tool {m['tool_s']:.2f} s, graphsurgeon round trip "
+              f"{m['base_s']:.2f} s, ratio {ratio:.2f}", flush=True)  # fmt: skip
+        results.append(
+            {"case": f"rewrite, Llama-like stack of {m['nodes']} nodes (wall time)",
+             "nodes": m["nodes"], "s_per_1k_nodes": m["tool_s"] / m["nodes"] * 1e3,
+             "library_s": m.get("library_s"), "samples": m["samples"],
+             "baselines": [
+                {"baseline": "onnx-graphsurgeon round trip", "unit": "s",
+                 "tool_value": m["tool_s"], "baseline_value": m["base_s"], "ratio": ratio,
+                 "goal": 1.5, "met": ratio <= 1.5, "max_rel_diff": 0.0}]}
+        )  # fmt: skip
+    return results
+
+
+LIMIT_MIB = 2048
+"""The peak memory the rewrite of a model past 2 GB may take."""
+
+
+def capped_model_results(sizes: list[str], cap_gib: float = 6) -> list[dict]:
+    """The CLI on models past 2 GB under an address-space cap, against onnx.load +
+    onnx.save under the same cap: time, peak memory, and the error of a failure."""
+    import tempfile
+
+    results = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="bench-large-") as folder:
+            m = measure_capped(Path(folder), size, cap_gib)
+        tool, base = m["tool"], m["base"]
+        print(f"  {size} GiB: tool {tool['seconds']:.1f} s, peak {tool['peak_mib']:.0f} MiB, "
+              f"exit {tool['rc']}", flush=True)  # fmt: skip
+        name = f"rewrite, {m['model_mib'] / 1024:.1f} GiB model under a {cap_gib:g} GiB cap"
+        errors = {"error": tool["error"], "baseline_error": base["error"]}
+        ok = tool["rc"] == 0
+        rows = [("wall time", "s", tool["seconds"], base["seconds"], None),
+                ("peak memory", "MiB", tool["peak_mib"], base["peak_mib"], LIMIT_MIB)]  # fmt: skip
+        for what, unit, t, b, limit in rows:
+            met = ok if limit is None else ok and t <= limit
+            results.append(
+                {"case": f"{name} ({what})" + ("" if ok else " [FAILED]"), "rc": tool["rc"],
+                 "input_unchanged": m["input_unchanged"], **errors,
+                 "baselines": [
+                    {"baseline": "onnx.load + onnx.save" + ("" if base["rc"] == 0 else " [FAILED]"),
+                     "unit": unit, "tool_value": t, "baseline_value": b, "ratio": t / b,
+                     "goal": None, "limit": limit, "met": met, "max_rel_diff": 0.0}]}
+            )  # fmt: skip
+    return results
+
+
 def print_table(results: list[dict]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -141,12 +212,18 @@ def print_table(results: list[dict]) -> None:
     for r in results:
         for b in r["baselines"]:
             goal = "" if b["goal"] is None else f"<= {b['goal']:g}"
+            if b.get("limit") is not None:
+                goal = f"tool <= {b['limit']:g} {b['unit']}"
             mark = "" if b["met"] is None else (" [green]met[/]" if b["met"] else " [red]missed[/]")
             unit = b.get("unit", "ms")
             table.add_row(r["case"], b["baseline"], f"{b['tool_value']:.2f} {unit}",
                           f"{b['baseline_value']:.2f} {unit}", f"{b['ratio']:.2f}", goal + mark,
                           f"{b['max_rel_diff']:.1g}")  # fmt: skip
-    Console(width=140).print(table)
+    console = Console(width=140)
+    console.print(table)
+    for r in results:
+        if r.get("error"):
+            console.print(f"[red]{r['case']}[/]:\n{r['error']}", markup=True, highlight=False)
 
 
 def plot(results: list[dict], path: Path) -> bool:
@@ -159,22 +236,22 @@ def plot(results: list[dict], path: Path) -> bool:
         print("matplotlib is not installed: no plot (pip install '.[bench]')")
         return False
     rows = [
-        (f"{r['case']}\nvs {b['baseline']}", b["ratio"], b["goal"])
+        (f"{r['case']}\nvs {b['baseline']}", b["ratio"], b["goal"], b["met"])
         for r in results
         for b in r["baselines"]
     ]
     fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.5))
     y = np.arange(len(rows))
-    colors = [
-        "tab:gray" if g is None else ("tab:green" if v <= g else "tab:red") for _, v, g in rows
-    ]
-    ax.barh(y, [v for _, v, _ in rows], color=colors)
-    for i, (_, v, g) in enumerate(rows):
+    # A row with no ratio goal may still fail (a limit, or a run that failed): red too.
+    colors = ["tab:gray" if met is None else ("tab:green" if met else "tab:red")
+              for _, _, _, met in rows]  # fmt: skip
+    ax.barh(y, [v for _, v, _, _ in rows], color=colors)
+    for i, (_, v, g, _) in enumerate(rows):
         if g is not None:
             ax.plot([g, g], [i - 0.4, i + 0.4], color="black", linewidth=2)
         ax.text(v, i, f" {v:.2f}", va="center", fontsize=8)
     ax.axvline(1.0, color="gray", linestyle=":")
-    ax.set_yticks(y, [label for label, _, _ in rows], fontsize=7)
+    ax.set_yticks(y, [label for label, _, _, _ in rows], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(
         "tool / baseline: time, or peak memory where the case says so (lower is better; black bar: goal)"
@@ -196,20 +273,47 @@ def main() -> None:
         "--only", help="run the cases whose name holds this text, and no large model"
     )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument(
+        "--large-graph",
+        type=int,
+        nargs="+",
+        metavar="NODES",
+        help="stack sizes, in nodes, for the large-graph case (default 18000; quick: 1500)",
+    )
+    parser.add_argument(
+        "--large-model",
+        action="append",
+        default=[],
+        metavar="SIZE",
+        help="also a model past 2 GB under a 6 GiB cap: 1.8, 2.1, 3.2, or COMPLEX+REAL (GiB)",
+    )
+    parser.add_argument(
+        "--no-large", action="store_true", help="neither the large graph nor the large model"
+    )
+    parser.add_argument(
+        "--no-cases", action="store_true", help="none of the runtime cases: the rewrite's alone"
+    )
     args = parser.parse_args()
     global THREADS
     THREADS = args.threads
     runs = 5 if args.quick else args.runs
     rng = np.random.default_rng(0)
     results = []
-    for case in all_cases(rng, quick=args.quick):
+    for case in [] if args.no_cases else all_cases(rng, quick=args.quick):
         if args.only and args.only not in case.name:
             continue
         print(f"{case.name} ...", flush=True)
         results.append(run_case(case, args.warmup, runs))
-    if not args.only:
+    if not args.only and not args.no_large:
         print("large model ...", flush=True)
         results += large_model_results(args.quick)
+    if args.large_graph or not (args.only or args.no_large):
+        sizes = args.large_graph or ([1500] if args.quick else [18000])
+        print(f"large graph ({', '.join(map(str, sizes))} nodes) ...", flush=True)
+        results += large_graph_results(sizes, args.quick)
+    if args.large_model:
+        print(f"models past 2 GB ({', '.join(args.large_model)} GiB) ...", flush=True)
+        results += capped_model_results(args.large_model)
     print_table(results)
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"onnxruntime": ort.__version__, "onnx": onnx.__version__, "machine": platform.machine(),

@@ -25,6 +25,7 @@ def test_harness_writes_its_json(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["run.py", "--quick", "--runs", "1", "--out", str(tmp_path)])
     RUN.main()
     data = json.loads((tmp_path / "results.json").read_text())
-    n_cases = len(CASES.all_cases(np.random.default_rng(0), quick=True)) + 2  # + the large model
+    # + the large model (time, memory) and the large graph
+    n_cases = len(CASES.all_cases(np.random.default_rng(0), quick=True)) + 3
     assert data["meta"]["quick"] and len(data["results"]) == n_cases
     assert all("ratio" in b for r in data["results"] for b in r["baselines"])
