@@ -15,6 +15,7 @@ from .analysis import Analysis
 from .emit import Emitter
 from .forms import Forms
 from .ops import Ops
+from .stream import Streamed
 
 GraphRewrite = Callable[["Context", gs.Graph, Analysis], None]
 
@@ -23,7 +24,7 @@ FROM_FORMS = (
     "is_complex", "dtype", "real_dtype", "constant", "set_constant", "alias",
     "packed", "pair", "real_part", "real", "as_pair", "as_packed", "pack_parts",
     "zeros_like", "set_packed", "set_pair", "set_parts", "known_zero_parts",
-    "has_known_zero", "has_packed", "prefers_pair",
+    "has_known_zero", "has_packed", "prefers_pair", "set_initializer",
 )  # fmt: skip
 
 
@@ -53,6 +54,7 @@ class Context(Ops):
         *,
         rewrite_graph: GraphRewrite | None = None,
         parent: Context | None = None,
+        streamed: Streamed | None = None,
     ):
         emitter = parent.emitter.child(graph) if parent else Emitter(graph, opset)
         super().__init__(emitter, analysis.complex)
@@ -64,7 +66,9 @@ class Context(Ops):
         self.explanations: list[str] = []
         self.kept: set[int] = set()
         self._rewrite_graph = rewrite_graph
-        forms = Forms(self, analysis.complex) if parent is None else parent.forms.child(self)
+        forms = (
+            Forms(self, analysis.complex, streamed) if parent is None else parent.forms.child(self)
+        )
         self.forms = forms
         for name in FROM_FORMS:
             setattr(self, name, getattr(forms, name))

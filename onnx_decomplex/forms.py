@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx_graphsurgeon as gs
-from onnx import helper
+from onnx import TensorProto, helper
 
 from . import cmath
 from .dtypes import onnx_of, real_of
 from .ops import Ops
+from .stream import Streamed, left_on_disk
 
 Part = "gs.Tensor | np.ndarray"
 
@@ -39,6 +40,8 @@ class Form:
         sparse: (re, im) where one part is None: known to be zero, and not made.
         real_part: Re alone, gathered from the packed tensor.
         constant: The complex value, when it is known at rewrite time.
+        on_disk: The initializer, when it is one left on disk: its forms are made
+            there (see `stream`), and its value is never read.
     """
 
     name: str
@@ -47,6 +50,7 @@ class Form:
     sparse: tuple | None = None
     real_part: gs.Tensor | None = None
     constant: np.ndarray | None = None
+    on_disk: TensorProto | None = None
 
 
 # Each numeric Constant attribute, with the dtype ONNX gives it.
@@ -87,10 +91,18 @@ class Forms:
     Args:
         ops: Where conversions are emitted.
         complex_dtypes: Tensor name -> complex dtype, for every complex value.
+        streamed: Where the forms of initializers left on disk are made; None when
+            every initializer is loaded.
     """
 
-    def __init__(self, ops: Ops, complex_dtypes: Mapping[str, np.dtype]):
+    def __init__(
+        self,
+        ops: Ops,
+        complex_dtypes: Mapping[str, np.dtype],
+        streamed: Streamed | None = None,
+    ):
         self.ops = ops
+        self.streamed = streamed
         self._dtypes = complex_dtypes
         self._forms: dict[str, Form] = {}
         self._casts: dict[tuple[str, str], gs.Tensor] = {}
@@ -99,7 +111,7 @@ class Forms:
         """The forms as a subgraph sees them: every form made so far, and what it makes
         stays in the subgraph. Aliases stay shared within it. Its complex values are
         those of `ops`, the subgraph's."""
-        forms = Forms(ops, ops.complex_dtypes)
+        forms = Forms(ops, ops.complex_dtypes, self.streamed)
         copies: dict[int, Form] = {}
         for name, form in self._forms.items():
             if id(form) not in copies:
@@ -130,12 +142,23 @@ class Forms:
 
     def constant(self, t: gs.Tensor) -> np.ndarray | None:
         """The value of `t` when it is known at rewrite time, else None."""
-        value = self._get(t).constant
-        return value if value is not None else _read_constant(t)
+        form = self._get(t)
+        if form.on_disk is not None:
+            return None
+        return form.constant if form.constant is not None else _read_constant(t)
 
     def set_constant(self, out: gs.Tensor, value: np.ndarray) -> None:
         """Records a complex value known at rewrite time; forms are made in numpy."""
         self._at(out).constant = np.asarray(value, dtype=self.dtype(out))
+
+    def set_initializer(self, out: gs.Constant) -> None:
+        """Records a complex initializer: one left on disk keeps its bytes there (when
+        a file run can make its forms there), any other is a constant."""
+        tensor = left_on_disk(out) if self.streamed is not None else None
+        if tensor is None:
+            self.set_constant(out, out.values)
+        else:
+            self._at(out).on_disk = tensor
 
     def set_packed(self, out: gs.Tensor, packed: gs.Tensor) -> None:
         """Records `packed` (shape S + [2]) as the packed form of complex value `out`."""
@@ -246,6 +269,8 @@ class Forms:
         if form.constant is not None:
             unique = self.ops.emitter.unique(f"{name}_packed")
             packed = gs.Constant(unique, cmath.pack(form.constant))
+        elif form.on_disk is not None:
+            packed = self.streamed.packed(form.on_disk, self.ops.emitter.unique(f"{name}_packed"))
         elif form.pair is not None:
             packed = self.pack_parts(*form.pair, name=f"{name}_packed")
         elif form.sparse is not None and t.shape is not None:
@@ -298,6 +323,9 @@ class Forms:
             return form.pair
         if form.constant is not None:
             parts = cmath.split(form.constant)
+        elif form.on_disk is not None:
+            unique = self.ops.emitter.unique
+            parts = self.streamed.parts(form.on_disk, (unique(f"{name}_re"), unique(f"{name}_im")))
         elif form.sparse is not None:
             re, im = form.sparse
             zero = self.zeros_like(

@@ -11,6 +11,7 @@ from .analysis import Analysis
 from .context import Context
 from .dtypes import real_of
 from .rules import patterns, registry
+from .stream import Streamed
 
 
 def _packed_shape(t: gs.Tensor) -> list | None:
@@ -23,6 +24,7 @@ def rewrite(
     opset: int,
     mul_strategy: str = "auto",
     contrib: bool = False,
+    streamed: Streamed | None = None,
 ) -> Context:
     """Rewrites every complex value of `graph` into packed-real form, in place.
 
@@ -35,11 +37,16 @@ def rewrite(
         opset: The default-domain opset of the model.
         mul_strategy: Passed to the context: "auto", "four" or "gauss".
         contrib: Whether onnxruntime's com.microsoft ops may be emitted.
+        streamed: Where the forms of large complex initializers left on disk are
+            made (see `stream`); None to read every initializer.
 
     Returns:
         The context, which holds the explanations and counts of what was done.
     """
-    ctx = Context(graph, analysis, opset, mul_strategy, contrib, rewrite_graph=_rewrite_graph)
+    ctx = Context(
+        graph, analysis, opset, mul_strategy, contrib, rewrite_graph=_rewrite_graph,
+        streamed=streamed,
+    )  # fmt: skip
     _rewrite_graph(ctx, graph, analysis)
     return ctx
 
@@ -68,7 +75,7 @@ def _rewrite_graph(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
 def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
     tensors = graph.tensors()
     for name in analysis.initializers:
-        ctx.set_constant(tensors[name], tensors[name].values)
+        ctx.set_initializer(tensors[name])
     for node in analysis.nodes:
         ctx.node = node
         if not _fold(ctx, node):

@@ -18,6 +18,7 @@ from ..check import find_complex
 from ..errors import DecomplexError, UnsupportedError
 from ..options import Options
 from ..shapes import declared_dims
+from ..stream import left_on_disk
 from ..tidy import name_nodes
 from .state import State
 
@@ -35,7 +36,7 @@ def run(state: State, options: Options) -> State:
         )
     if analysis.unsupported:
         raise UnsupportedError.of(analysis.unsupported)
-    _load_read_weights(analysis, state.external_dir)
+    _load_read_weights(analysis, state.external_dir, state.streamed is not None)
     state.graph, state.analysis = graph, analysis
     return state
 
@@ -116,8 +117,9 @@ def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
     return named
 
 
-def _load_read_weights(analysis: Analysis, external_dir) -> None:
-    """Loads the on-disk constants that rewritten nodes read; the rest stay on disk."""
+def _load_read_weights(analysis: Analysis, external_dir, streamed: bool) -> None:
+    """Loads the on-disk constants that rewritten nodes read; the rest stay on disk,
+    and so do large complex initializers when they are `streamed` (see `stream`)."""
     for a in analysis.walk():
         for node in a.nodes:
             for t in node.inputs:
@@ -126,6 +128,8 @@ def _load_read_weights(analysis: Analysis, external_dir) -> None:
                 lazy = getattr(t, "_values", None) if isinstance(t, gs.Constant) else None
                 tensor = getattr(lazy, "tensor", None)
                 if tensor is None or not uses_external_data(tensor):
+                    continue
+                if streamed and left_on_disk(t) is not None:
                     continue
                 if external_dir is None:
                     raise DecomplexError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..load import read_model
 from ..options import Options
+from ..stream import Streamed
 from . import paths
 from .state import State
 
@@ -14,4 +15,6 @@ def run(state: State, options: Options) -> State:
     state.external_dir = state.src.parent
     if state.had_external and state.dst is not None:
         paths.refuse(state, had_external=True)  # its data files are read too
+        # Scratch space beside the output, removed with the run's other temporary files.
+        state.streamed = Streamed(state.src.parent, lambda: state.transaction.folder(state.dst))
     return state

@@ -26,6 +26,7 @@ def run(state: State, options: Options) -> State:
         state.opset,
         options.rewrite.mul_strategy,
         contrib=options.target.target == "onnxruntime",
+        streamed=state.streamed,
     )
     report.emitted, report.explanations = ctx.emitted, ctx.explanations
     return state

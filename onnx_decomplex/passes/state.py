@@ -14,6 +14,7 @@ from ..files import Transaction
 from ..options import Options, option
 from ..report import Report
 from ..save import Progress
+from ..stream import Streamed
 from ..trt.engine import EngineOptions, EngineResult
 from ..trt.lint import LintResult
 from ..validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult
@@ -122,6 +123,8 @@ class State:
         profile: The TensorRT shape profile, with `engine`.
         toolkit: TensorRT and its GPU, checked before any work, with `engine`.
         lint: The static TensorRT check, with target "tensorrt".
+        streamed: Where large complex initializers are rewritten on disk, for a
+            file run (see `stream`).
         transaction: The files staged by this run, for a file run.
         staged: The output's temporary path, once staged.
         result: The outcome of a file run.
@@ -146,6 +149,7 @@ class State:
     profile: object = None
     toolkit: object = None
     lint: LintResult | None = None
+    streamed: Streamed | None = None
     transaction: Transaction | None = None
     staged: Path | None = None
     result: FileResult | None = None
