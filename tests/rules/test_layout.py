@@ -108,6 +108,21 @@ def test_squeeze(opset, cdtype, axes, pair):
     assert_rewrites(m, ops=packed_or_parts("Squeeze", pair))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="Context.constant reads a Constant's `value` only: not value_ints, nor an Identity",
+)
+@pytest.mark.parametrize("identity", [False, True], ids=["constant", "identity"])
+def test_unsqueeze_axes_from_a_constant_of_ints_are_constant(cdtype, identity):
+    # Constant(value_ints=[-1]) is as constant as an initializer: one packed Unsqueeze.
+    nodes = [helper.make_node("Constant", [], ["ax"], value_ints=[-1])]
+    if identity:
+        nodes.append(helper.make_node("Identity", ["ax"], ["ax1"]))
+    nodes.append(helper.make_node("Unsqueeze", ["a", nodes[-1].output[0]], ["y"]))
+    m = make_model(nodes, [vi("a", cdtype, [2, 3])], [vi("y", cdtype, None)], opset=18)
+    assert_rewrites(m, ops={"Unsqueeze": 1})
+
+
 def test_unsqueeze_runtime_axes_uses_pairs(cdtype):
     # Axes known only at run time: each part is unsqueezed with the same axes.
     m = make_model(
