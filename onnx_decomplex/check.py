@@ -7,6 +7,7 @@ from onnx import AttributeProto, TensorProto
 
 from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import CheckError
+from .graphs import labeled_graphs, node_graphs, node_label
 from .load import external_tensors
 
 
@@ -27,6 +28,7 @@ def type_is_complex(tp: onnx.TypeProto) -> bool:
 
 
 def _graph_complex(graph: onnx.GraphProto, where: str) -> list[str]:
+    """What is complex in `graph` itself: its declarations, initializers and nodes."""
     found = []
     for kind, values in (
         ("input", graph.input),
@@ -43,8 +45,9 @@ def _graph_complex(graph: onnx.GraphProto, where: str) -> list[str]:
 
 
 def _node_complex(node: onnx.NodeProto, where: str) -> list[str]:
+    """What is complex in `node`'s own attributes (its bodies are walked apart)."""
     found = []
-    label = f"{where}node '{node.name}' ({node.op_type})"
+    label = node_label(node, where)
     for attr in node.attribute:
         tensors = list(attr.tensors) + ([attr.t] if attr.type == AttributeProto.TENSOR else [])
         if any(is_complex_onnx(t.data_type) for t in tensors):
@@ -55,21 +58,20 @@ def _node_complex(node: onnx.NodeProto, where: str) -> list[str]:
             and is_complex_onnx(attr.i)
         ):
             found.append(f"{label} attribute '{attr.name}' = {TensorProto.DataType.Name(attr.i)}")
-        elif attr.type == AttributeProto.GRAPH:
-            found += _graph_complex(attr.g, f"{label} body: ")
-        elif attr.type == AttributeProto.GRAPHS:
-            for g in attr.graphs:
-                found += _graph_complex(g, f"{label} body: ")
     return found
 
 
 def find_complex(model: onnx.ModelProto) -> list[str]:
     """Every place a complex type appears: graph inputs, outputs, value_info,
     initializers, Constant attributes, Cast targets, subgraphs and local functions."""
-    found = _graph_complex(model.graph, "")
+    found = []
+    for g, where in labeled_graphs(model.graph):
+        found += _graph_complex(g, where)
     for fn in model.functions:
         for node in fn.node:
             found += _node_complex(node, f"function '{fn.name}': ")
+            for g, where in node_graphs(node, f"function '{fn.name}': "):
+                found += _graph_complex(g, where)
     return found
 
 

@@ -46,3 +46,20 @@ def onnx_of(dtype) -> int:
 def np_of(elem_type: int) -> np.dtype:
     """The numpy dtype of an ONNX element type."""
     return helper.tensor_dtype_to_np_dtype(elem_type)
+
+
+ORT_CPU_NO_FLOAT64 = frozenset(
+    {"Sinh", "Cosh", "Tan", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh",
+     "Mean", "Conv", "ConvTranspose"}
+)  # fmt: skip
+"""Ops that onnxruntime's CPU provider has no float64 kernel for (tests/test_dtypes.py
+checks the table against the installed onnxruntime). A rewrite that computes in float64
+(complex128 values) does not emit them: it builds them from ops the provider has (Sinh,
+Cosh and Atan in `cmath`, Mean as Sum then Div), or runs them in float32 and casts back
+(Conv, ConvTranspose)."""
+
+
+def ort_lacks_float64(op: str, dtype) -> bool:
+    """True when `dtype` is float64 and onnxruntime's CPU provider has no such kernel
+    for `op` (`ORT_CPU_NO_FLOAT64`): the rewrite must not emit `op` on `dtype`."""
+    return dtype is not None and np.dtype(dtype) == np.float64 and op in ORT_CPU_NO_FLOAT64

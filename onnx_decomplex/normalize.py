@@ -55,9 +55,11 @@ from onnx import helper, numpy_helper, shape_inference
 from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
 from .check import find_complex
+from .constants import gs_value
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
-from .load import TENSORFLOW_OPS, graph_nodes, is_tensorflow_op
+from .graphs import graph_nodes, gs_graphs, is_default_domain, opset_versions
+from .load import TENSORFLOW_OPS, is_tensorflow_op
 from .rules import registry
 from .rules.patterns import unsqueezed
 from .tidy import fresh_name, keep_model_fields, name_nodes
@@ -107,6 +109,16 @@ MOVES = frozenset(
 )  # fmt: skip
 """Ops that only move values: a real part they carry is still the one a Cast kept."""
 
+ONESIDED_DEFAULT = {"DFT": 0, "STFT": 1}
+"""The spec's default of each transform's `onesided`: DFT is two-sided unless told,
+STFT one-sided."""
+
+
+def _onesided(node: gs.Node) -> bool:
+    """Whether a DFT or STFT `node` is one-sided, its own default where it says nothing."""
+    return bool(node.attrs.get("onesided", ONESIDED_DEFAULT[node.op]))
+
+
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
 
@@ -149,17 +161,12 @@ class _Conflict:
 
 
 def _is_tensorflow(node: gs.Node) -> bool:
-    return node.op in TENSORFLOW_OPS and (node.domain or "") in ("", "ai.onnx")
+    return node.op in TENSORFLOW_OPS and is_default_domain(node.domain)
 
 
 def _holds_tensorflow(node: gs.Node) -> bool:
     """True when a body or branch of `node`, at any depth, holds a TensorFlow op."""
     return any(_is_tensorflow(n) for g in node.subgraphs(recursive=True) for n in g.nodes)
-
-
-def _subgraphs(graph: gs.Graph) -> list[gs.Graph]:
-    """Every subgraph below `graph`, at any depth."""
-    return [g for n in graph.nodes for g in n.subgraphs(recursive=True)]
 
 
 def _declared(v: gs.Tensor) -> tuple[np.dtype | None, Shape]:
@@ -230,7 +237,7 @@ class _Walk:
         self.packed: dict[str, gs.Tensor] = {}
         self.parts: dict[str, tuple[gs.Tensor, gs.Tensor]] = {}
         self.from_parts: set[str] = set()  # real values computed from parts of complex ones
-        self.names = {name for g in [self.graph, *_subgraphs(self.graph)]
+        self.names = {name for g in gs_graphs(self.graph)
                       for name in [*g.tensors(), *(n.name for n in g.nodes)]}  # fmt: skip
         if parent is not None:
             for mine in ("kind", "shape", "elem", "native", "packed", "parts", "as_packed"):
@@ -295,14 +302,9 @@ class _Walk:
         """The value of a small constant (an index, a shape, a scalar), else None.
 
         Weights are never loaded: they may be on disk, and no reading needs them."""
-        if isinstance(t, gs.Constant):
-            if _count(list(t.shape)) is None or _count(list(t.shape)) > MAX_READ_ELEMENTS:
-                return None
-            return np.asarray(t.values)
-        if len(t.inputs) == 1 and t.inputs[0].op == "Constant":
-            value = t.inputs[0].attrs.get("value")
-            if isinstance(value, gs.Constant):
-                return np.asarray(value.values)
+        value = gs_value(t, MAX_READ_ELEMENTS)
+        if value is not None or isinstance(t, gs.Constant):
+            return value
         if len(t.inputs) == 1 and t.inputs[0].op == "Cast":  # a promoted constant
             value = self.constant(t.inputs[0].inputs[0])
             return None if value is None else value.astype(np_of(t.inputs[0].attrs["to"]))
@@ -1037,7 +1039,7 @@ class _Walk:
             # A native complex signal: a complex value of the same shape, unless
             # the length or one-sidedness changes it.
             same = len(node.inputs) < 2 or not node.inputs[1].name
-            if same and not node.attrs.get("onesided"):
+            if same and not _onesided(node):
                 self.shape[node.outputs[0].name] = self.shape.get(node.inputs[0].name)
             return
         if next(node.subgraphs(), None) is not None:
@@ -1049,9 +1051,8 @@ class _Walk:
                               node.inputs[0].name)  # fmt: skip
                 return
         try:
-            schema = onnx.defs.get_schema(
-                node.op, self.opset.get(node.domain or "", 1), node.domain or ""
-            )
+            domain = "" if is_default_domain(node.domain) else node.domain
+            schema = onnx.defs.get_schema(node.op, self.opset.get(domain, 1), domain)
         except Exception:
             return  # a custom op: its outputs stay unknown
         types, data = {}, {}
@@ -1175,7 +1176,7 @@ class _Walk:
 
     def export(self, model: onnx.ModelProto) -> onnx.ModelProto:
         """The graph as a model with `model`'s versions and metadata."""
-        graphs = [self.graph, *_subgraphs(self.graph)]
+        graphs = gs_graphs(self.graph)
         declared = {id(t) for g in graphs for t in [*g.inputs, *g.outputs]}
         for g in graphs:
             for t in g.tensors().values():
@@ -1228,7 +1229,7 @@ def normalize(model: onnx.ModelProto) -> Normalized:
     """
     if _plainly_real(model):
         return Normalized(model)
-    opset = {o.domain or "": o.version for o in model.opset_import}
+    opset = opset_versions(model)
 
     def walk(mixed: bool, inputs: set[str] = frozenset()) -> _Walk:
         graph = gs.import_onnx(model)

@@ -41,7 +41,7 @@ from onnx.reference.ops.op_loop import Loop as _StockLoop
 
 from . import cmath
 from .errors import ValidationTimeout
-from .load import graph_nodes
+from .graphs import graph_nodes, is_default_domain
 
 
 def unpack(packed: np.ndarray) -> np.ndarray:
@@ -175,7 +175,7 @@ def quirks(model: onnx.ModelProto) -> list[str]:
     reads it as the spec does: one line each."""
     found = []
     for node in graph_nodes(model.graph):
-        if node.op_type != "Loop" or node.domain not in ("", "ai.onnx"):
+        if node.op_type != "Loop" or not is_default_domain(node.domain):
             continue
         name = node.name or (node.output[0] if node.output else "?")
         if len(node.input) < 2 or not node.input[1]:

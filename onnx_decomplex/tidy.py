@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 import onnx_graphsurgeon as gs
 
-from .load import graphs_in
+from .graphs import graphs_in, gs_graphs
 
 
 def fresh_name(base: str, taken: set[str]) -> str:
@@ -21,7 +21,7 @@ def fresh_name(base: str, taken: set[str]) -> str:
 def name_nodes(graph: gs.Graph) -> None:
     """Gives every unnamed node, in subgraphs too, a stable name, `{op}_{index}`, so
     emitted names are stable."""
-    graphs = [graph, *(g for n in graph.nodes for g in n.subgraphs(recursive=True))]
+    graphs = gs_graphs(graph)
     taken = {n.name for g in graphs for n in g.nodes if n.name}
     for g in graphs:
         for i, node in enumerate(g.nodes):

@@ -27,9 +27,10 @@ from onnx import AttributeProto, TensorProto, numpy_helper
 from onnx.external_data_helper import uses_external_data
 
 from . import cmath
+from .constants import attribute_value
 from .dtypes import TYPE_ATTRIBUTES, is_complex_np, np_of
 from .errors import DecomplexError, OptionError, ValidationTimeout
-from .load import graphs_in
+from .graphs import graphs_in
 from .reference import evaluator, quirks, time_limit, unpack
 
 DEFAULT_DIM = 2
@@ -744,7 +745,7 @@ def upcast(model: onnx.ModelProto) -> onnx.ModelProto | None:
                         attr.i = _WIDER[attr.i]
                         changed = True
                 elif node.op_type == "Constant" and attr.name in ("value_float", "value_floats"):
-                    value = np.asarray(attr.f if attr.name == "value_float" else attr.floats)
+                    value = attribute_value(attr)
                     attr.CopyFrom(
                         onnx.helper.make_attribute(
                             "value", numpy_helper.from_array(value.astype(np.float64), "")

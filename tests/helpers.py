@@ -1,6 +1,13 @@
-"""Model builders and the three checks every rule test makes."""
+"""Model builders and the three checks every rule test makes.
+
+A rule test states the op types of the rewritten main graph as an exact multiset
+(`ops=`), built from the named pieces below where a rule's formula uses them.
+"""
 
 from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
 
 import numpy as np
 import onnx
@@ -35,13 +42,105 @@ def crandn(rng, shape, dtype=np.complex64) -> np.ndarray:
     return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 
 
-def assert_rewrites(model: onnx.ModelProto, *, feeds=None, input_shapes=None, atol=1e-5, rtol=1e-4):
-    """The three checks: nothing complex is left, the full checker passes, and
-    onnxruntime on the rewrite matches onnx.reference on the original."""
-    out, report = decomplex(model)
-    assert report.has_complex
+class Ops(Counter):
+    """A multiset of op types: `a + b` adds counts, `n * a` repeats them."""
+
+    def __add__(self, other):
+        return Ops(Counter.__add__(self, other))
+
+    def __mul__(self, n: int):
+        return Ops({op: count * n for op, count in self.items()})
+
+    __rmul__ = __mul__
+
+
+UNPACK = Ops(Split=1, Squeeze=2)
+"""z -> (Re z, Im z): one Split of the last axis, each half squeezed."""
+PACK = Ops(Unsqueeze=2, Concat=1)
+"""(re, im) -> z: each part unsqueezed, and concatenated on a new last axis."""
+SQUARE = Ops(Sub=1, Add=2, Mul=2)
+"""(ar + i ai)^2 = (ar - ai)(ar + ai) + i (ar + ar) ai."""
+PAIR_SOURCE = UNPACK + SQUARE
+"""What `single(..., pair=True)`'s Mul(a, a) adds: a unpacked and squared, a pair."""
+PRODUCT = Ops(Mul=4, Sub=1, Add=1)
+"""(ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)."""
+
+
+def on_parts(ops: Mapping[str, int], pair: bool = False, others: int = 0) -> Ops:
+    """`ops` on the parts of `single`'s input: 'a' unpacked (or, with `pair`, made a
+    pair by its Mul(a, a)), `others` more complex operands unpacked, the result packed."""
+    return (PAIR_SOURCE if pair else UNPACK) + others * UNPACK + Ops(ops) + PACK
+
+
+def packed_or_parts(op: str, pair: bool, others: int = 0) -> Ops:
+    """An op that acts alike on both parts: one node on the packed tensor, or one per
+    part of a pair."""
+    return on_parts({op: 2}, pair, others) if pair else Ops({op: 1})
+
+
+ATAN_STEP = Ops(Cast=2, Cos=1, Sin=1, Mul=2, Sub=2)
+"""float64 atan t = y0 - cos y0 (sin y0 - t cos y0), y0 = atan of t cast to float32."""
+COSH_BY_EXP = Ops(Exp=2, Neg=1, Add=1, Mul=1)
+"""float64 cosh x = (e^x + e^-x) * 0.5."""
+SINH_BY_TANH = Ops(Tanh=1, Mul=1) + COSH_BY_EXP
+"""float64 sinh x = tanh x cosh x."""
+
+
+def in_double(ops: Mapping[str, int]) -> Ops:
+    """`ops` as a complex128 rewrite emits them: onnxruntime's CPU provider has no
+    float64 Atan, Sinh or Cosh (`dtypes.ORT_CPU_NO_FLOAT64`), which are built from ops
+    it has; each Atan is refined by one Newton step from its float32 value."""
+    ops = Ops(ops)
+    sinh, cosh = ops.pop("Sinh", 0), ops.pop("Cosh", 0)
+    for _ in range(ops["Atan"]):
+        ops += ATAN_STEP
+    for _ in range(sinh):
+        ops += SINH_BY_TANH
+    for _ in range(cosh):
+        ops += COSH_BY_EXP
+    return ops
+
+
+def at(cdtype, ops: Mapping[str, int]) -> Ops:
+    """`ops` for complex64, `in_double(ops)` for complex128."""
+    return in_double(ops) if np.dtype(cdtype) == np.complex128 else Ops(ops)
+
+
+def op_counts(model: onnx.ModelProto) -> Counter:
+    """The op types of the main graph, with their counts."""
+    return Counter(n.op_type for n in model.graph.node)
+
+
+def assert_ops(out: onnx.ModelProto, ops: Mapping[str, int]) -> None:
+    """The checks on a rewrite alone: exactly the op types `ops` in the main graph,
+    nothing complex left, and the full checker passes."""
+    assert op_counts(out) == +Counter(ops), f"ops {dict(op_counts(out))}, expected {dict(ops)}"
     assert find_complex(out) == []
     onnx.checker.check_model(out, full_check=True)
+
+
+def assert_rewrites(
+    model: onnx.ModelProto,
+    *,
+    ops: Mapping[str, int] | None = None,
+    feeds=None,
+    input_shapes=None,
+    atol=1e-5,
+    rtol=1e-4,
+    **options,
+):
+    """The three checks: exactly the op types `ops` in the rewrite's main graph (with
+    nothing complex left), the full checker, and onnxruntime on the rewrite against
+    onnx.reference on the original. `options` go to `decomplex`.
+
+    Every rule test states `ops` (tests/rules/test_stated_ops.py holds them to it)."""
+    out, report = decomplex(model, **options)
+    assert report.has_complex
+    if ops is None:
+        assert find_complex(out) == []
+        onnx.checker.check_model(out, full_check=True)
+    else:
+        assert_ops(out, ops)
     result = validate(model, out, feeds, input_shapes=input_shapes, atol=atol, rtol=rtol)
     assert result.outputs, "nothing was compared"
     assert result.passed, result.outputs

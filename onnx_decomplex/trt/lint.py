@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import TensorProto
 
+from ..constants import node_tensor
 from ..dtypes import is_complex_onnx
+from ..graphs import default_opset, is_default_domain, subgraphs
 from . import registrar
 from .support import IO_TYPES, OPS, OPSETS, SINCE, SOURCE, TYPE_NAMES, UNSUPPORTED
 
@@ -87,11 +89,10 @@ class _Scope:
             self.constants.add(t.name)
             self.initializers.add(t.name)
         for n in graph.node:
-            if n.op_type == "Constant":
+            value = node_tensor(n)
+            if value is not None:
                 self.constants.update(n.output)
-                for a in n.attribute:
-                    if a.name == "value":
-                        self.types[n.output[0]] = a.t.data_type
+                self.types[n.output[0]] = value.data_type
 
 
 CHECKS: dict[str, Callable] = {}
@@ -179,7 +180,7 @@ def _node_findings(node: onnx.NodeProto, scope: _Scope) -> Iterator[Finding]:
     def finding(level, message, tensor=None):
         return Finding(level, message, node.name, node.op_type, tensor)
 
-    if node.domain not in ("", "ai.onnx"):
+    if not is_default_domain(node.domain):
         yield finding(WARNING, f"domain '{node.domain}': needs a TensorRT plugin")
         return
     if node.op_type in UNSUPPORTED or node.op_type not in OPS:
@@ -222,9 +223,8 @@ def _graph_findings(graph: onnx.GraphProto, scope: _Scope) -> Iterator[Finding]:
             )
     for node in graph.node:
         yield from _node_findings(node, scope)
-        for a in node.attribute:
-            for g in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
-                yield from _graph_findings(g, _Scope(g, scope))
+        for g in subgraphs(node):
+            yield from _graph_findings(g, _Scope(g, scope))
 
 
 def lint(model: onnx.ModelProto) -> LintResult:
@@ -241,7 +241,7 @@ def lint(model: onnx.ModelProto) -> LintResult:
         model = onnx.shape_inference.infer_shapes(model)
     result = LintResult()
     findings = result.findings
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    opset = default_opset(model)
     if opset is not None and not OPSETS[0] <= opset <= OPSETS[1]:
         findings.append(
             Finding(ERROR, f"opset {opset}: the parser imports opsets {OPSETS[0]} to {OPSETS[1]}")

@@ -20,6 +20,7 @@ from onnx.external_data_helper import load_external_data_for_tensor, uses_extern
 
 from ..dtypes import TYPE_ATTRIBUTES
 from ..errors import DecomplexError
+from ..graphs import labeled_graphs, node_graphs, node_label
 
 
 @dataclass
@@ -63,6 +64,7 @@ def _narrow_type(tp: onnx.TypeProto) -> bool:
 
 
 def _narrow_graph(g: onnx.GraphProto, where: str, base: Path | None, n: Narrowed) -> None:
+    """Narrows `g` itself: its declarations, initializers and nodes (not its bodies)."""
     for kind, values in (("input", g.input), ("output", g.output), ("value_info", g.value_info)):
         for v in values:
             if _narrow_type(v.type) and kind != "value_info":
@@ -76,7 +78,7 @@ def _narrow_graph(g: onnx.GraphProto, where: str, base: Path | None, n: Narrowed
 
 def _narrow_nodes(nodes, where: str, base: Path | None, n: Narrowed) -> None:
     for node in nodes:
-        label = f"{where}node '{node.name}' ({node.op_type})"
+        label = node_label(node, where)
         for attr in node.attribute:
             if attr.type == AttributeProto.TENSOR and attr.t.data_type == TensorProto.DOUBLE:
                 _narrow_tensor(attr.t, base, n)
@@ -93,11 +95,6 @@ def _narrow_nodes(nodes, where: str, base: Path | None, n: Narrowed) -> None:
             ):
                 attr.i = TensorProto.FLOAT
                 n.places.append(f"{label} attribute '{attr.name}'")
-            elif attr.type == AttributeProto.GRAPH:
-                _narrow_graph(attr.g, f"{label} body: ", base, n)
-            elif attr.type == AttributeProto.GRAPHS:
-                for sub in attr.graphs:
-                    _narrow_graph(sub, f"{label} body: ", base, n)
 
 
 def narrow_double(
@@ -116,7 +113,12 @@ def narrow_double(
     out.CopyFrom(model)
     narrowed = Narrowed()
     base = Path(external_dir) if external_dir is not None else None
-    _narrow_graph(out.graph, "", base, narrowed)
+    for g, where in labeled_graphs(out.graph):
+        _narrow_graph(g, where, base, narrowed)
     for fn in out.functions:
-        _narrow_nodes(fn.node, f"function '{fn.name}': ", base, narrowed)
+        where = f"function '{fn.name}': "
+        _narrow_nodes(fn.node, where, base, narrowed)
+        for node in fn.node:
+            for g, inner in node_graphs(node, where):
+                _narrow_graph(g, inner, base, narrowed)
     return (out, narrowed) if narrowed.places else (model, narrowed)

@@ -1,0 +1,85 @@
+"""Walking a model's graphs, If/Loop/Scan bodies included, and the default domain.
+
+Every graph a node holds is an attribute of type GRAPH (If's branches, Loop's and
+Scan's bodies) or GRAPHS; the walks below go through them at any depth, in node
+order, a graph before the graphs inside it.
+
+ONNX spells its default domain "" or "ai.onnx"; onnx-graphsurgeon gives a node of
+it the domain None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import onnx
+import onnx_graphsurgeon as gs
+from onnx import AttributeProto
+
+DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
+"""The spellings of the default ONNX domain."""
+
+
+def is_default_domain(domain: str | None) -> bool:
+    """True for the default ONNX domain, however it is spelled ("", "ai.onnx", None)."""
+    return (domain or "") in DEFAULT_DOMAINS
+
+
+def default_opset(model: onnx.ModelProto) -> int | None:
+    """The version of the default domain that `model` imports, or None."""
+    return next((o.version for o in model.opset_import if is_default_domain(o.domain)), None)
+
+
+def opset_versions(model: onnx.ModelProto) -> dict[str, int]:
+    """Every domain `model` imports, with its version; the default one spelled ""."""
+    return {"" if is_default_domain(o.domain) else o.domain: o.version for o in model.opset_import}
+
+
+def subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
+    """The graphs `node` holds directly: If's branches, Loop's and Scan's bodies."""
+    for attr in node.attribute:
+        if attr.type == AttributeProto.GRAPH:
+            yield attr.g
+        elif attr.type == AttributeProto.GRAPHS:
+            yield from attr.graphs
+
+
+def graphs_in(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """`graph` and every subgraph in it, at any depth."""
+    yield graph
+    for node in graph.node:
+        for sub in subgraphs(node):
+            yield from graphs_in(sub)
+
+
+def graph_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    """Every node of `graph`, subgraphs' included."""
+    for g in graphs_in(graph):
+        yield from g.node
+
+
+def node_label(node: onnx.NodeProto, where: str = "") -> str:
+    """How messages name a node: `node 'name' (Op)`, after where its graph is."""
+    return f"{where}node '{node.name}' ({node.op_type})"
+
+
+def labeled_graphs(
+    graph: onnx.GraphProto, where: str = ""
+) -> Iterator[tuple[onnx.GraphProto, str]]:
+    """`graph` and every subgraph in it, each with the prefix that names where it is in
+    messages: `where` for `graph`, then `node 'loop' (Loop) body: ` for a body, nested
+    bodies' prefixes one after the other."""
+    yield graph, where
+    for node in graph.node:
+        yield from node_graphs(node, where)
+
+
+def node_graphs(node: onnx.NodeProto, where: str = "") -> Iterator[tuple[onnx.GraphProto, str]]:
+    """The graphs in `node`, at any depth, labeled as `labeled_graphs` labels them."""
+    for sub in subgraphs(node):
+        yield from labeled_graphs(sub, f"{node_label(node, where)} body: ")
+
+
+def gs_graphs(graph: gs.Graph) -> list[gs.Graph]:
+    """`graph` and every subgraph in it, at any depth (onnx-graphsurgeon's graphs)."""
+    return [graph, *(g for n in graph.nodes for g in n.subgraphs(recursive=True))]
