@@ -12,7 +12,7 @@ timers. Two tables come out:
   reference evaluator; each by the call site in onnx_decomplex that made it (the
   innermost frame of ours on the stack), with its count and seconds. A step is
   counted once however deep it recurses (a toposort of subgraphs is one toposort).
-- stages: the pipeline's own functions, inclusive of the steps above.
+- stages: the pipeline's passes, inclusive of the steps above.
 
 Wall seconds, not a profiler's: the timers cost microseconds a call, and only
 node-by-node inference is called often enough for that to show.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import sys
 import tempfile
@@ -126,7 +127,7 @@ def _patch(owner, attr: str, table: str, name: str | None = None) -> None:
 
 
 def instrument(memory: bool = False) -> None:
-    """Wraps the whole-graph steps and the pipeline's stages with timers (and, with
+    """Wraps the whole-graph steps and the pipeline's passes with timers (and, with
     `memory`, the memory trace)."""
     import onnx.external_data_helper as external
     import onnx.numpy_helper
@@ -136,6 +137,8 @@ def instrument(memory: bool = False) -> None:
     import onnx_decomplex.pipeline as pipeline
     import onnx_decomplex.rewrite as rewrite
     import onnx_decomplex.save as save
+    import onnx_decomplex.stream as stream
+    from onnx_decomplex.passes import analyze
 
     global MEMORY
     MEMORY = memory
@@ -144,9 +147,10 @@ def instrument(memory: bool = False) -> None:
         _patch(onnx.numpy_helper, "to_array", "step", "numpy_helper.to_array")
         _patch(onnx.numpy_helper, "from_array", "step", "numpy_helper.from_array")
         _patch(onnx.helper, "make_tensor", "step", "helper.make_tensor")
-        for module in (external, load, pipeline):
+        for module in (external, load, analyze):
             _patch(module, "load_external_data_for_tensor", "step", "load_external_data")
         _patch(save, "_write_data", "stage", "save._write_data")
+        _patch(stream.Streamed, "parts", "step", "stream: parts split on disk")
 
     _patch(gs, "import_onnx", "step", "gs.import_onnx")
     _patch(gs, "export_onnx", "step", "gs.export_onnx")
@@ -158,11 +162,10 @@ def instrument(memory: bool = False) -> None:
     _patch(onnx, "save_model", "step", "onnx.save_model")
     _patch(onnx, "load", "step", "onnx.load")
     _patch(rewrite, "_fold", "step", "rewrite._fold (ReferenceEvaluator)")
-    for attr in ("read_model", "normalize", "_inline_complex_functions", "_with_shapes",
-                 "name_nodes", "analyze", "_load_read_weights", "rewrite", "tidy", "_exported",
-                 "check", "_fill_output_shapes", "_for_target", "_finish", "stage_model",
-                 "decomplex"):  # fmt: skip
-        _patch(pipeline, attr, "stage")
+    pipeline.PASSES = tuple(
+        dataclasses.replace(p, run=_timed("stage", f"pass {p.name}", p.run))
+        for p in pipeline.PASSES
+    )
     _patch(normalize._Walk, "__init__", "stage", "normalize: one reading (_Walk)")
     _patch(normalize._Walk, "export", "stage", "normalize: export")
 
@@ -178,7 +181,7 @@ def run(model: Path, out: Path, profile: Path | None = None) -> float:
         profiler = cProfile.Profile()
     start = time.perf_counter()
     with profiler or contextlib.nullcontext():
-        convert_file(model, out, check_numerics=False)
+        convert_file(model, out, validate=False)
     wall = time.perf_counter() - start
     if profiler is not None:
         profiler.dump_stats(str(profile))
@@ -187,7 +190,7 @@ def run(model: Path, out: Path, profile: Path | None = None) -> float:
 
 def print_tables(wall: float, out=sys.stdout) -> None:
     print(f"convert_file, no validation: {wall:.2f} s wall", file=out)
-    for table, title in (("step", "steps, by call site"), ("stage", "pipeline stages")):
+    for table, title in (("step", "steps, by call site"), ("stage", "pipeline passes")):
         print(f"\n{title}:", file=out)
         rows = []
         for (t, name), sites in TIMES.items():

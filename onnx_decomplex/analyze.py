@@ -14,6 +14,7 @@ import onnx_graphsurgeon as gs
 from .analysis import Analysis
 from .dtypes import is_complex_np, promote
 from .errors import Unsupported
+from .graphs import is_default_domain
 from .rules import refused, registry
 
 
@@ -49,7 +50,7 @@ def _typed_like_inputs(node: gs.Node) -> bool:
     """True for an ONNX op whose every output has the type of one of its inputs (Relu,
     Floor, ...): with real inputs its outputs are real, whatever shape inference, which
     carries a complex Abs's type on, labels them."""
-    if (node.domain or "") not in ("", "ai.onnx"):
+    if not is_default_domain(node.domain):
         return False
     try:
         schema = onnx.defs.get_schema(node.op)

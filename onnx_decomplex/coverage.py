@@ -14,6 +14,7 @@ from pathlib import Path
 
 import onnx.defs
 
+from .graphs import is_default_domain
 from .rules import REGISTRY, refused
 
 START = "<!-- coverage:start -->"
@@ -31,7 +32,7 @@ def _state(op: str) -> tuple[str, str]:
 
 def ops() -> list[str]:
     """Every op of the default ONNX domain that onnx knows, sorted."""
-    names = {s.name for s in onnx.defs.get_all_schemas() if s.domain in ("", "ai.onnx")}
+    names = {s.name for s in onnx.defs.get_all_schemas() if is_default_domain(s.domain)}
     return sorted(names | set(REGISTRY))
 
 

@@ -17,6 +17,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto, helper
 
 from . import cmath
+from .constants import gs_value
 from .dtypes import onnx_of, real_of
 from .ops import Ops
 from .stream import Streamed, left_on_disk
@@ -51,38 +52,6 @@ class Form:
     real_part: gs.Tensor | None = None
     constant: np.ndarray | None = None
     on_disk: TensorProto | None = None
-
-
-# Each numeric Constant attribute, with the dtype ONNX gives it.
-_ATTR_DTYPES = {
-    "value_int": np.int64,
-    "value_ints": np.int64,
-    "value_float": np.float32,
-    "value_floats": np.float32,
-}
-
-
-def _read_constant(t: gs.Tensor) -> np.ndarray | None:
-    """The value of an initializer, of a `Constant` node's output (any of its numeric
-    attributes), or of an `Identity` of either; else None."""
-    while True:
-        if isinstance(t, gs.Constant):
-            return np.asarray(t.values)
-        if len(t.inputs) != 1:
-            return None
-        producer = t.inputs[0]
-        if producer.op == "Identity" and producer.inputs:
-            t = producer.inputs[0]
-            continue
-        if producer.op != "Constant":
-            return None
-        value = producer.attrs.get("value")
-        if isinstance(value, gs.Constant):
-            return np.asarray(value.values)
-        for attr, dtype in _ATTR_DTYPES.items():
-            if attr in producer.attrs:
-                return np.asarray(producer.attrs[attr], dtype)
-        return None
 
 
 class Forms:
@@ -145,7 +114,7 @@ class Forms:
         form = self._get(t)
         if form.on_disk is not None:
             return None
-        return form.constant if form.constant is not None else _read_constant(t)
+        return form.constant if form.constant is not None else gs_value(t)
 
     def set_constant(self, out: gs.Tensor, value: np.ndarray) -> None:
         """Records a complex value known at rewrite time; forms are made in numpy."""

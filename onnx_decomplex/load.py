@@ -20,6 +20,7 @@ from onnx.external_data_helper import (
 
 from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import LoadError
+from .graphs import graph_nodes, graphs_in, is_default_domain
 
 TENSORFLOW_OPS = frozenset(
     {"Complex", "Real", "Imag", "Angle", "Conj", "ConjugateTranspose", "ComplexAbs",
@@ -33,27 +34,9 @@ STREAM_MIN_BYTES = 1 << 20
 their bytes file to file."""
 
 
-def graphs_in(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    """`graph` and every subgraph in it, at any depth."""
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == AttributeProto.GRAPH:
-                yield from graphs_in(attr.g)
-            elif attr.type == AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from graphs_in(g)
-
-
-def graph_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
-    """Every node of `graph`, subgraphs' included."""
-    for g in graphs_in(graph):
-        yield from g.node
-
-
 def is_tensorflow_op(node: onnx.NodeProto) -> bool:
     """True for one of TensorFlow's complex ops, as tf2onnx writes it."""
-    return node.op_type in TENSORFLOW_OPS and node.domain in ("", "ai.onnx")
+    return node.op_type in TENSORFLOW_OPS and is_default_domain(node.domain)
 
 
 def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
@@ -212,7 +195,7 @@ def _body_counts(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto, i
     """(attribute, body, inputs it must take, outputs it must make) of a control-flow
     node, as its op defines them; a count of -1 is not checked."""
     bodies = {a.name: a.g for a in node.attribute if a.type == AttributeProto.GRAPH}
-    if node.domain not in ("", "ai.onnx"):
+    if not is_default_domain(node.domain):
         return
     if node.op_type == "If":
         for name in ("then_branch", "else_branch"):
@@ -242,7 +225,7 @@ def _check_bodies(node: onnx.NodeProto) -> None:
 
 
 def _check_node(node: onnx.NodeProto) -> None:
-    if node.domain in ("", "ai.onnx"):
+    if is_default_domain(node.domain):
         for attr in node.attribute:
             known = attr.i in ELEMENT_TYPES
             if attr.name in TYPE_ATTRIBUTES and attr.type == AttributeProto.INT and not known:
@@ -323,7 +306,7 @@ def _check_constant_of_shape(node: onnx.NodeProto, constants: dict[str, TensorPr
 def _check_shapes(graph: onnx.GraphProto, outer: dict | None = None) -> None:
     constants = _constant_values(graph, outer or {})
     for node in graph.node:
-        if node.op_type == "ConstantOfShape" and node.domain in ("", "ai.onnx"):
+        if node.op_type == "ConstantOfShape" and is_default_domain(node.domain):
             _check_constant_of_shape(node, constants)
         for attr in node.attribute:
             for body in [attr.g] if attr.type == AttributeProto.GRAPH else attr.graphs:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import cmath
-from .dtypes import onnx_of, real_of
+from .dtypes import onnx_of, ort_lacks_float64, real_of
 from .emit import Emitter
 
 
@@ -168,19 +168,19 @@ class Ops:
     isinf = _elementwise("IsInf", np.isinf)
     where = _elementwise("Where", np.where)
 
-    # onnxruntime's CPU provider has no float64 Sinh, Cosh, Asinh or Atan; for
-    # complex128 they are built from ops it has, at full double precision.
+    # Where onnxruntime's CPU provider has no float64 kernel (`ORT_CPU_NO_FLOAT64`),
+    # complex128 math is built from ops it has, at full double precision.
 
-    def _double(self, *args) -> bool:
-        return self.work_dtype == np.float64 and not all(_is_np(a) for a in args)
+    def _double(self, op: str, *args) -> bool:
+        return ort_lacks_float64(op, self.work_dtype) and not all(_is_np(a) for a in args)
 
     def sinh(self, x):
         """sinh x."""
-        return cmath.sinh_by_tanh(self, x) if self._double(x) else self._sinh(x)
+        return cmath.sinh_by_tanh(self, x) if self._double("Sinh", x) else self._sinh(x)
 
     def cosh(self, x):
         """cosh x."""
-        return cmath.cosh_by_exp(self, x) if self._double(x) else self._cosh(x)
+        return cmath.cosh_by_exp(self, x) if self._double("Cosh", x) else self._cosh(x)
 
     def asinh(self, x):
         """asinh x."""
@@ -192,10 +192,10 @@ class Ops:
 
     def atan_unit(self, t):
         """atan t for t in [0, 1]."""
-        if self._double(t):
+        if self._double("Atan", t):
             return cmath.atan_unit_refined(self, t, self._atan)
         return self._atan(t)
 
     def atan(self, x):
         """atan x."""
-        return cmath.atan_refined(self, x, self._atan) if self._double(x) else self._atan(x)
+        return cmath.atan_refined(self, x, self._atan) if self._double("Atan", x) else self._atan(x)

@@ -13,6 +13,8 @@ memory; `convert_file` runs them all, between reading IN and renaming OUT into p
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,12 +106,30 @@ IN_MEMORY = tuple(p.name for p in PASSES if not p.files)
 
 def run(state: State, names: tuple[str, ...] | None = None) -> State:
     """Runs the passes named (every pass when None) over `state`, in order."""
-    for p in PASSES:
-        if names is None or p.name in names:
-            start = time.perf_counter()
-            state = p.run(state, state.options)
-            state.report.pass_seconds[p.name] = time.perf_counter() - start
+    with _no_cycle_collection():
+        for p in PASSES:
+            if names is None or p.name in names:
+                start = time.perf_counter()
+                state = p.run(state, state.options)
+                state.report.pass_seconds[p.name] = time.perf_counter() - start
     return state
+
+
+@contextlib.contextmanager
+def _no_cycle_collection():
+    """Python's cycle collector off while the passes run, as it was after.
+
+    A large graph is millions of small objects, which the collector walks again and
+    again as the passes allocate more: a sixth of a rewrite's time at 18k nodes. The
+    graphs the passes drop are collected once the run is over.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _options(options: Options | None, values: dict) -> Options:

@@ -10,6 +10,7 @@ from onnx.reference import ReferenceEvaluator
 from .analysis import Analysis
 from .context import Context
 from .dtypes import real_of
+from .graphs import is_default_domain
 from .rules import patterns, registry
 from .stream import Streamed
 
@@ -102,7 +103,7 @@ MAX_FOLDED_ELEMENTS = 1 << 24
 
 def _fold(ctx: Context, node: gs.Node) -> bool:
     """Computes a data-movement node whose inputs are all constants, in numpy."""
-    if node.op not in FOLDED or node.domain not in ("", "ai.onnx", None):
+    if node.op not in FOLDED or not is_default_domain(node.domain):
         return False
     if not all(ctx.is_complex(t) for t in node.outputs):
         return False

@@ -10,7 +10,6 @@ import pytest
 from helpers import assert_rewrites, init, make_model, op_types, vi
 from onnx import helper, numpy_helper
 
-from onnx_decomplex import forms
 from onnx_decomplex.analyze import analyze
 from onnx_decomplex.context import Context
 from onnx_decomplex.rules.protocol import RuleContext
@@ -112,27 +111,6 @@ def test_axes_from_a_constant_node_are_read_at_rewrite_time(constant):
     out = assert_rewrites(_unsqueeze_by(constant))
     # One Unsqueeze of the packed tensor, its axes a constant: no Where/Less/Sub on them.
     assert op_types(out) == ["Unsqueeze"]
-
-
-@pytest.mark.parametrize(
-    ("attr", "value", "expected"),
-    [
-        ("value_int", 3, np.array(3, np.int64)),
-        ("value_ints", [1, 2], np.array([1, 2], np.int64)),
-        ("value_float", 0.5, np.array(0.5, np.float32)),
-        ("value_floats", [0.5, 2.0], np.array([0.5, 2.0], np.float32)),
-    ],
-)
-def test_every_numeric_constant_attribute_is_read(attr, value, expected):
-    graph = gs.import_onnx(
-        make_model(
-            [helper.make_node("Constant", [], ["c"], **{attr: value})],
-            [],
-            [vi("c", expected.dtype, list(expected.shape))],
-        )  # fmt: skip
-    )
-    got = forms._read_constant(graph.outputs[0])
-    assert got.dtype == expected.dtype and np.array_equal(got, expected)
 
 
 def _protocol_members(cls) -> set[str]:

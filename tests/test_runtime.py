@@ -18,7 +18,7 @@ from onnx_decomplex.cli.main import main
 from onnx_decomplex import Session, decomplex, pack, read_contract, unpack, validate
 from onnx_decomplex.contract import KEY, Contract, Packed, record
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.load import graphs_in
+from onnx_decomplex.graphs import graphs_in
 from onnx_decomplex.pipeline import Files, convert_file
 from onnx_decomplex.reference import evaluator
 

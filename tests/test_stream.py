@@ -16,8 +16,9 @@ from onnx_decomplex.pipeline import convert_file
 
 @pytest.fixture(autouse=True)
 def small(monkeypatch):
-    """Tensors of 1 KiB count as large, so that a test's tables take the streamed path,
-    and the scratch file is written in chunks of 1 KiB."""
+    """Tensors of 1 KiB count as large, so that a test's tables (of more elements than
+    any reading of a graph loads) take the streamed path, and the scratch file is
+    written in chunks of 1 KiB."""
     monkeypatch.setattr(load, "STREAM_MIN_BYTES", 1024)
     monkeypatch.setattr(stream, "LARGE", 1024)
     monkeypatch.setattr(stream, "CHUNK", 1024)
@@ -47,16 +48,16 @@ def _streamed(model, tmp_path, **kw):
 
 def test_a_real_value_times_a_table_reads_the_packed_bytes_as_they_are(tmp_path):
     rng = np.random.default_rng(0)
-    table = crandn(rng, [64, 8])
+    table = crandn(rng, [128, 64])
     model = make_model(
         [helper.make_node("Cast", ["x"], ["xc"], to=TensorProto.COMPLEX64),
          helper.make_node("Mul", ["xc", "t"], ["y"])],
-        [vi("x", np.float32, [64, 8])], [vi("y", np.complex64, [64, 8])],
+        [vi("x", np.float32, [128, 64])], [vi("y", np.complex64, [128, 64])],
         [numpy_helper.from_array(table, "t")],
     )  # fmt: skip
     result, written = _streamed(model, tmp_path)
-    packed = [t for t in written.graph.initializer if list(t.dims) == [64, 8, 2]]
-    assert len(packed) == 1 and save.INLINE_MAX_BYTES <= table.nbytes
+    packed = [t for t in written.graph.initializer if list(t.dims) == [128, 64, 2]]
+    assert len(packed) == 1 and table.nbytes >= save.INLINE_MAX_BYTES
     values = numpy_helper.to_array(packed[0], str(tmp_path / "out"))
     np.testing.assert_array_equal(values.view(np.complex64)[..., 0], table)
 
@@ -64,15 +65,15 @@ def test_a_real_value_times_a_table_reads_the_packed_bytes_as_they_are(tmp_path)
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_a_complex_value_times_a_table_takes_its_parts_from_the_scratch_file(tmp_path, dtype):
     rng = np.random.default_rng(1)
-    table = crandn(rng, [3, 100], dtype)
+    table = crandn(rng, [3, 2000], dtype)
     model = make_model(
         [helper.make_node("Mul", ["z", "t"], ["y"])],
-        [vi("z", dtype, [3, 100])], [vi("y", dtype, [3, 100])],
+        [vi("z", dtype, [3, 2000])], [vi("y", dtype, [3, 2000])],
         [numpy_helper.from_array(table, "t")],
     )  # fmt: skip
     result, written = _streamed(model, tmp_path)
     parts = {t.name: numpy_helper.to_array(t, str(tmp_path / "out"))
-             for t in written.graph.initializer if list(t.dims) == [3, 100]}  # fmt: skip
+             for t in written.graph.initializer if list(t.dims) == [3, 2000]}  # fmt: skip
     assert len(parts) == 2
     re, im = (next(v for k, v in parts.items() if k.endswith(s)) for s in ("_re", "_im"))
     np.testing.assert_array_equal(re + 1j * im, table)
@@ -82,13 +83,13 @@ def test_a_complex_value_times_a_table_takes_its_parts_from_the_scratch_file(tmp
 def test_a_table_reshaped_for_broadcasting_is_reshaped_at_run_time(tmp_path):
     """RoPE's `freqs_cis.view(1, seq, 1, d)`: a table on disk is not folded."""
     rng = np.random.default_rng(2)
-    table = crandn(rng, [16, 32])
+    table = crandn(rng, [16, 512])
     model = make_model(
         [helper.make_node("Reshape", ["t", "shape"], ["tb"]),
          helper.make_node("Mul", ["z", "tb"], ["y"])],
-        [vi("z", np.complex64, [2, 16, 3, 32])], [vi("y", np.complex64, [2, 16, 3, 32])],
+        [vi("z", np.complex64, [2, 16, 3, 512])], [vi("y", np.complex64, [2, 16, 3, 512])],
         [numpy_helper.from_array(table, "t"),
-         numpy_helper.from_array(np.array([1, 16, 1, 32], np.int64), "shape")],
+         numpy_helper.from_array(np.array([1, 16, 1, 512], np.int64), "shape")],
     )  # fmt: skip
     result, _ = _streamed(model, tmp_path)
     assert result.report.ops_after["Reshape"] >= 1
@@ -99,9 +100,9 @@ def test_in_memory_the_tables_are_read(tmp_path):
     from onnx_decomplex.pipeline import decomplex
 
     rng = np.random.default_rng(3)
-    table = crandn(rng, [3, 100])
-    model = make_model([helper.make_node("Mul", ["z", "t"], ["y"])], [vi("z", np.complex64, [3, 100])],
-                       [vi("y", np.complex64, [3, 100])], [numpy_helper.from_array(table, "t")])  # fmt: skip
+    table = crandn(rng, [3, 2000])
+    model = make_model([helper.make_node("Mul", ["z", "t"], ["y"])], [vi("z", np.complex64, [3, 2000])],
+                       [vi("y", np.complex64, [3, 2000])], [numpy_helper.from_array(table, "t")])  # fmt: skip
     src, _ = _saved(model, tmp_path)
     read, _ = load.read_model(src, stream=True)
     out, report = decomplex(read, external_dir=tmp_path)

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from onnx_decomplex.cli.main import EXIT_VALIDATION, main
 
 from onnx_decomplex.check import find_complex
-from onnx_decomplex.load import TENSORFLOW_OPS, graph_nodes, is_tensorflow_op
+from onnx_decomplex.graphs import graph_nodes
+from onnx_decomplex.load import TENSORFLOW_OPS, is_tensorflow_op
 from onnx_decomplex.pipeline import Files, convert_file
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "tf2onnx"

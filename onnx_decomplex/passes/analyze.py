@@ -15,6 +15,7 @@ from onnx.external_data_helper import load_external_data_for_tensor, uses_extern
 
 from ..analyze import Analysis, analyze
 from ..check import find_complex
+from ..constants import graph_tensors
 from ..errors import DecomplexError, UnsupportedError
 from ..options import Options
 from ..shapes import declared_dims
@@ -86,13 +87,12 @@ def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
     made-up `unk__` name); returns the values named."""
     graph = model.graph
     infos = {v.name: v for v in [*graph.input, *graph.value_info, *graph.output]}
-    constants = {t.name: t for t in graph.initializer}
-    for n in graph.node:
-        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
-            constants[n.output[0]] = n.attribute[0].t
+    constants = graph_tensors(graph)
     named = set()
     for n in graph.node:
         if n.op_type != "Reshape" or len(n.input) < 2 or n.input[1] not in constants:
+            continue
+        if uses_external_data(constants[n.input[1]]):
             continue
         if any(a.name == "allowzero" and a.i for a in n.attribute):
             continue

@@ -15,6 +15,7 @@ import onnx.inliner
 import onnx.version_converter
 import onnx_graphsurgeon as gs
 
+from .. import graphs
 from ..analyze import analyze
 from ..check import find_complex
 from ..errors import DecomplexError, OptionError
@@ -53,10 +54,10 @@ def run(state: State, options: Options) -> State:
 
 def default_opset(model: onnx.ModelProto) -> int:
     """The version of the default ONNX domain the model imports."""
-    for entry in model.opset_import:
-        if entry.domain in ("", "ai.onnx"):
-            return entry.version
-    raise DecomplexError("the model imports no default ONNX opset")
+    version = graphs.default_opset(model)
+    if version is None:
+        raise DecomplexError("the model imports no default ONNX opset")
+    return version
 
 
 def upgrade_opset(model: onnx.ModelProto, target: int) -> onnx.ModelProto:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cmath
+from ..dtypes import ort_lacks_float64
 from . import patterns, rotary
 from .registry import real_outputs, rule
 
@@ -197,8 +198,7 @@ def div(ctx, node):
 
 
 def _sum_or_mean(ctx, op: str, ins):
-    if op == "Mean" and ctx.work_dtype == np.float64:
-        # onnxruntime's CPU provider has no float64 Mean.
+    if ort_lacks_float64(op, ctx.work_dtype):
         return ctx.div(ctx.emit("Sum", ins), np.array(len(ins), np.float64))
     return ctx.emit(op, ins)
 

@@ -27,6 +27,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from .. import cmath
+from ..dtypes import ort_lacks_float64
 from .common import optional_input
 from .registry import rule
 
@@ -157,7 +158,7 @@ def _conv(ctx, node, ins):
     onnxruntime's CPU provider has no float64 convolution, so complex128 ones run
     in float32 between two Casts (their error is that of float32; see the README).
     """
-    if ctx.work_dtype != np.float64:
+    if not ort_lacks_float64(node.op, ctx.work_dtype):
         return ctx.emit(node.op, ins, node.attrs)
     narrow = [ctx.cast(x, np.float32) for x in ins]
     return ctx.cast(ctx.emit(node.op, narrow, node.attrs), np.float64)

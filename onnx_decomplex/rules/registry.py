@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..dtypes import promote
+from ..graphs import is_default_domain
 
 if TYPE_CHECKING:
     import onnx_graphsurgeon as gs
@@ -94,7 +95,7 @@ def rule(
 
 def get(op_type: str, domain: str = "") -> Rule | None:
     """The rule for an op, or None. Only the default ONNX domain has rules."""
-    if domain not in ("", "ai.onnx"):
+    if not is_default_domain(domain):
         return None
     return REGISTRY.get(op_type)
 

@@ -15,6 +15,8 @@ one-sided transform needs a real signal, and is refused for a complex one.
 
 from __future__ import annotations
 
+import onnx
+
 from .registry import rule
 
 
@@ -23,10 +25,17 @@ def _signal_complex(node, kinds):
     return [dtype] + [None] * (len(node.outputs) - 1)
 
 
+def _onesided(node, opset: int) -> bool:
+    """The node's `onesided`, or its op's default in the spec (0 for DFT, 1 for STFT)."""
+    if "onesided" in node.attrs:
+        return bool(node.attrs["onesided"])
+    return bool(onnx.defs.get_schema(node.op, opset).attributes["onesided"].default_value.i)
+
+
 def _refuse(node, kinds, opset):
     if any(k is not None for k in kinds[1:]):
         return "only the signal may be complex"
-    if int(node.attrs.get("onesided", 0)):
+    if _onesided(node, opset):
         return "a one-sided transform needs a real signal"
     return None
 

@@ -26,8 +26,10 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from .. import cmath
+from ..constants import gs_value
 from ..emit import Emitter
 from ..errors import DecomplexError
+from ..graphs import is_default_domain
 from ..shapes import declared_dims
 from ..tidy import keep_model_fields
 from . import registrar
@@ -79,28 +81,12 @@ def _op(e: Emitter, op: str, inputs: list, attrs: dict | None = None, out=None):
     )
 
 
-def _constant(t: gs.Tensor | None) -> np.ndarray | None:
-    """The value of an initializer or Constant output, or None for a runtime value."""
-    if t is None or not t.name:
-        return None
-    if isinstance(t, gs.Constant):
-        return np.asarray(t.values)
-    if len(t.inputs) == 1 and t.inputs[0].op == "Constant":
-        attrs = t.inputs[0].attrs
-        if "value" in attrs:
-            return np.asarray(attrs["value"].values)
-        for key in ("value_int", "value_float", "value_ints", "value_floats"):
-            if key in attrs:
-                return np.asarray(attrs[key])
-    return None
-
-
 def _static(dim) -> int | None:
     return dim if isinstance(dim, int) and dim >= 0 else None
 
 
 def _scalar(e: Emitter, t: gs.Tensor, what: str) -> int:
-    value = _constant(t)
+    value = gs_value(t)
     if value is None or value.size != 1:
         raise _fail(
             e.node, f"{what} is computed at run time; the MatMul form needs it as a constant", t
@@ -316,7 +302,7 @@ def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
             x,
         )
     step = _scalar(e, step_t, "frame_step")
-    window = _constant(window_t)
+    window = gs_value(window_t)
     has_window = window_t is not None and bool(window_t.name)
     if has_window and window is None:
         width = _static((window_t.shape or [None])[0])
@@ -362,7 +348,7 @@ def compress(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     axis = node.attrs.get("axis")
     if axis is None:
         x, axis = _op(e, "Reshape", [x, np.array([-1], np.int64)]), 0
-    value = _constant(cond)
+    value = gs_value(cond)
     if value is not None:
         index = np.flatnonzero(value.astype(bool)).astype(np.int64)
         how = "constant indices"
@@ -381,7 +367,7 @@ def _lower_graph(e: Emitter, lowered: Lowered, declared: dict) -> None:
     for node in list(graph.nodes):
         for sub in node.subgraphs():
             _lower_graph(e.child(sub), lowered, {})
-        fn = LOWERINGS.get(node.op) if node.domain in (None, "", "ai.onnx") else None
+        fn = LOWERINGS.get(node.op) if is_default_domain(node.domain) else None
         if fn is None:
             continue
         replaced += node.outputs

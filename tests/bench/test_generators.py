@@ -67,5 +67,5 @@ def test_phases_prints_each_step_and_its_call_site(tmp_path):
     script = Path(PHASES.__file__)
     proc = subprocess.run([sys.executable, str(script), str(tmp_path / "stack.onnx"), "--memory"],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    assert "gs.import_onnx" in proc.stdout and "onnx_decomplex/pipeline.py:" in proc.stdout
-    assert "< decomplex rss" in proc.stdout
+    assert "gs.import_onnx" in proc.stdout and "onnx_decomplex/passes/analyze.py:" in proc.stdout
+    assert "< pass rewrite rss" in proc.stdout

@@ -108,10 +108,6 @@ def test_squeeze(opset, cdtype, axes, pair):
     assert_rewrites(m, ops=packed_or_parts("Squeeze", pair))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Context.constant reads a Constant's `value` only: not value_ints, nor an Identity",
-)
 @pytest.mark.parametrize("identity", [False, True], ids=["constant", "identity"])
 def test_unsqueeze_axes_from_a_constant_of_ints_are_constant(cdtype, identity):
     # Constant(value_ints=[-1]) is as constant as an initializer: one packed Unsqueeze.

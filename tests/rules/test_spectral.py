@@ -59,10 +59,6 @@ def test_stft_of_a_complex_signal(cdtype):
     assert_rewrites(m, ops={"STFT": 1})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules/spectral.py reads STFT's onesided with DFT's default (0), not STFT's (1)",
-)
 def test_stft_of_a_complex_signal_is_one_sided_by_default():
     # The spec's default onesided = 1 for STFT: with no attribute, the model means the
     # same as with onesided = 1, which is refused for a complex signal.
