@@ -160,7 +160,13 @@ _READ = {"type": click.Path(path_type=Path, exists=True, dir_okay=False)}
 )
 @options_of(ReportOptions, "Folder mode", **REPORT_SETTINGS)
 @option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
-@option("-v", "--verbose", is_flag=True, group="Output", help="Explain each rewritten node.")
+@option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    group="Output",
+    help="Explain each rewritten node, and time each pass.",
+)
 @click.version_option(__version__, "-V", "--version", prog_name="onnx-decomplex")
 def main(src, dst, check_tensorrt, plan, jobs, shard, quiet, verbose, **values):
     """Rewrite the complex tensors of the ONNX model IN into packed-real form, in OUT.

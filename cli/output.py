@@ -82,6 +82,8 @@ def print_summary(console: Console, result: FileResult, verbose: bool) -> None:
     if verbose:
         for line in report.explanations + report.lowering_notes:
             console.print(f"  {line}", highlight=False)
+        took = [f"{name} {s * 1000:.0f} ms" for name, s in report.pass_seconds.items() if s >= 5e-4]
+        console.print(f"passes: {', '.join(took)}", highlight=False)
 
 
 def print_io(console: Console, report: Report) -> None:

@@ -17,6 +17,8 @@ from helpers import make_model, vi
 from onnx import helper
 from onnx_decomplex.cli.main import EXIT_ERROR, EXIT_VALIDATION, main
 
+from onnx_decomplex.pipeline import PASSES
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
@@ -67,6 +69,10 @@ def test_quiet_and_verbose(work):
     assert invoke(model, out / "a.onnx", "-q").stdout == ""
     verbose = invoke(model, out / "b.onnx", "-v").stdout
     assert "transpose (Transpose): perm [0, 2, 1] -> [0, 2, 1, 3]" in verbose
+    took = next(line for line in verbose.splitlines() if line.startswith("passes: "))
+    names = [part.split()[0] for part in took.removeprefix("passes: ").split(", ")]
+    order = [p.name for p in PASSES]
+    assert "rewrite" in names and names == sorted(names, key=order.index)
 
 
 def test_input_shapes_both_syntaxes(work):
