@@ -15,6 +15,7 @@ from onnx_decomplex.errors import DecomplexError, OptionError, ValidationTimeout
 from onnx_decomplex.options import (
     MUL_STRATEGIES,
     TARGETS,
+    EngineOptions,
     Options,
     OutputOptions,
     ReportOptions,
@@ -24,7 +25,6 @@ from onnx_decomplex.options import (
 )
 from onnx_decomplex.pipeline import Files, check_tensorrt, convert_file, siblings
 from onnx_decomplex.shapes import SYNTAX
-from onnx_decomplex.trt.engine import EngineOptions
 from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
 from onnx_decomplex.zoo import find_models
 
@@ -54,6 +54,7 @@ def _exit_with(error: DecomplexError) -> None:
 
 _FILE = {"type": click.Path(path_type=Path, dir_okay=False)}
 _READ = {"type": click.Path(path_type=Path, exists=True, dir_okay=False)}
+_SHAPES = {"multiple": True, "metavar": "SPEC", "callback": params.shapes}
 
 
 @click.command(cls=GroupedCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -97,50 +98,17 @@ _READ = {"type": click.Path(path_type=Path, exists=True, dir_okay=False)}
     help="Only lint what TensorRT's parser would get (IN: a model or a folder), against the "
     "table in the repo; writes nothing, needs no TensorRT. Exit 1 on any error.",
 )
-@option(
-    "--build-engine",
-    "plan",
-    type=click.Path(path_type=Path, dir_okay=False),
-    group="TensorRT",
-    help="Build a TensorRT engine (.plan or .engine) from OUT, and run it on the validation "
-    "inputs. Needs TensorRT 10 or 11 and an NVIDIA GPU.",
-)
-@option(
-    "--trt-min-shapes",
-    multiple=True,
-    metavar="SPEC",
-    callback=params.shapes,
-    group="TensorRT",
-    help=f"Profile shapes for dynamic inputs: {SYNTAX}; a complex input's logical shape "
-    "(the trailing 2 is added) or its packed one. Checked against the model before "
-    "TensorRT is loaded.",
-)
-@option("--trt-opt-shapes", multiple=True, metavar="SPEC", callback=params.shapes,
-        group="TensorRT",
-        help="As --trt-min-shapes; also the validation shapes. One kind alone fixes the shape.")  # fmt: skip
-@option("--trt-max-shapes", multiple=True, metavar="SPEC", callback=params.shapes,
-        group="TensorRT", help="As --trt-min-shapes.")  # fmt: skip
-@option(
-    "--pool-limit",
-    multiple=True,
-    metavar="POOL:SIZE",
-    callback=params.pool_limits,
-    group="TensorRT",
-    help="Memory pool limit, as in workspace:2G (a unit is required: B, K, M, G).",
-)
-@option(
-    "--timing-cache",
-    type=click.Path(path_type=Path, dir_okay=False),
-    group="TensorRT",
-    help="Timing cache file: read if present, written after the build.",
-)
-@option(
-    "--builder-optimization-level",
-    type=click.IntRange(0, 5),
-    group="TensorRT",
-    help="TensorRT's builder optimization level (default 3).",
-)
-@option("--fp16", is_flag=True, group="TensorRT", help="Allow FP16 kernels (TensorRT 10 only).")
+@options_of(
+    EngineOptions,
+    "TensorRT",
+    plan=_FILE,
+    trt_min_shapes=_SHAPES,
+    trt_opt_shapes=_SHAPES,
+    trt_max_shapes=_SHAPES,
+    pool_limit={"multiple": True, "metavar": "POOL:SIZE", "callback": params.pool_limits},
+    timing_cache=_FILE,
+    builder_optimization_level={"type": click.IntRange(0, 5)},
+)  # fmt: skip
 @option(
     "--jobs",
     "-j",
@@ -168,7 +136,7 @@ _READ = {"type": click.Path(path_type=Path, exists=True, dir_okay=False)}
     help="Explain each rewritten node, and time each pass.",
 )
 @click.version_option(__version__, "-V", "--version", prog_name="onnx-decomplex")
-def main(src, dst, check_tensorrt, plan, jobs, shard, quiet, verbose, **values):
+def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
     """Rewrite the complex tensors of the ONNX model IN into packed-real form, in OUT.
 
     A complex tensor of shape S becomes a real one of shape S+[2] holding (real, imag):
@@ -189,7 +157,8 @@ def main(src, dst, check_tensorrt, plan, jobs, shard, quiet, verbose, **values):
     # A terminated run unwinds like an interrupted one: its temporary files go.
     signal.signal(signal.SIGTERM, _terminated)
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
-    engine = _engine_options(plan, values)
+    engine = _engine_options(build(EngineOptions, values))
+    plan = engine and engine.plan
     files, reporting = build(Files, values), build(ReportOptions, values)
     try:
         options = Options(
@@ -278,25 +247,14 @@ def main(src, dst, check_tensorrt, plan, jobs, shard, quiet, verbose, **values):
         click.echo(f"wrote {dst}" + "".join(f" and {p}" for p in also))
 
 
-def _engine_options(plan: Path | None, values: dict) -> EngineOptions | None:
-    """The --build-engine options, taken out of `values`; None without --build-engine,
-    where giving one of them is a usage error."""
-    shapes = {kind: values.pop(f"trt_{kind}_shapes") for kind in ("min", "opt", "max")}
-    engine = {
-        "pool_limits": values.pop("pool_limit"),
-        "timing_cache": values.pop("timing_cache"),
-        "optimization_level": values.pop("builder_optimization_level"),
-        "fp16": values.pop("fp16"),
-    }
-    if plan is None:
-        flags = {"pool_limits": "--pool-limit", "timing_cache": "--timing-cache",
-                 "optimization_level": "--builder-optimization-level", "fp16": "--fp16"}  # fmt: skip
-        given = [f"--trt-{kind}-shapes" for kind, value in shapes.items() if value]
-        given += [flags[name] for name, value in engine.items() if value not in (None, False, {})]
-        if given:
-            raise click.UsageError(f"{', '.join(given)}: only with --build-engine")
-        return None
-    return EngineOptions(plan=plan, shapes=shapes, **engine)
+def _engine_options(engine: EngineOptions) -> EngineOptions | None:
+    """`engine`, or None without --build-engine, where giving one of its options is a
+    usage error."""
+    if engine.plan is not None:
+        return engine
+    if engine.changed():
+        raise click.UsageError(f"{', '.join(engine.changed())}: only with --build-engine")
+    return None
 
 
 def _check_validation_options(options: ValidateOptions, files: Files) -> None:

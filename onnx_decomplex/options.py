@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError
+from .shapes import SYNTAX
 from .validate import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, EDGES_BY_DEFAULT
 
 MUL_STRATEGIES = ("auto", "four", "gauss")
@@ -164,6 +165,53 @@ class OutputOptions(_Options):
         flag="--external-data/--no-external-data",
         reported=False,
     )
+
+
+@dataclass(frozen=True)
+class EngineOptions(_Options):
+    """The `--build-engine` options: a TensorRT engine built from the output (one model
+    at a time, so no report records them)."""
+
+    plan: Path | None = option(
+        None,
+        "Build a TensorRT engine (.plan or .engine) from OUT, and run it on the validation "
+        "inputs. Needs TensorRT 10 or 11 and an NVIDIA GPU.",
+        flag="--build-engine",
+        reported=False,
+    )
+    trt_min_shapes: dict[str, tuple] = option(
+        help=f"Profile shapes for dynamic inputs: {SYNTAX}; a complex input's logical shape "
+        "(the trailing 2 is added) or its packed one. Checked against the model before "
+        "TensorRT is loaded.",
+        factory=dict,
+        reported=False,
+    )
+    trt_opt_shapes: dict[str, tuple] = option(
+        help="As --trt-min-shapes; also the validation shapes. One kind alone fixes the shape.",
+        factory=dict,
+        reported=False,
+    )
+    trt_max_shapes: dict[str, tuple] = option(
+        help="As --trt-min-shapes.", factory=dict, reported=False
+    )
+    pool_limit: dict[str, int] = option(
+        help="Memory pool limit, as in workspace:2G (a unit is required: B, K, M, G).",
+        factory=dict,
+        reported=False,
+    )
+    timing_cache: Path | None = option(
+        None, "Timing cache file: read if present, written after the build.", reported=False
+    )
+    builder_optimization_level: int | None = option(
+        None, "TensorRT's builder optimization level (default 3).", reported=False
+    )
+    fp16: bool = option(False, "Allow FP16 kernels (TensorRT 10 only).", reported=False)
+
+    @property
+    def shapes(self) -> dict[str, dict[str, tuple]]:
+        """The profile's shapes by kind: "min", "opt", "max"."""
+        return {"min": self.trt_min_shapes, "opt": self.trt_opt_shapes,
+                "max": self.trt_max_shapes}  # fmt: skip
 
 
 @dataclass(frozen=True)

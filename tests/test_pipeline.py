@@ -21,6 +21,7 @@ import onnx_decomplex.passes
 from onnx_decomplex import pipeline, zoo
 from onnx_decomplex.errors import OptionError
 from onnx_decomplex.options import (
+    EngineOptions,
     Options,
     ReportOptions,
     RewriteOptions,
@@ -160,7 +161,8 @@ def test_the_report_records_every_reported_option():
 
 def test_every_option_is_on_the_command_line():
     help_text = CliRunner().invoke(main, ["--help"], terminal_width=200).output
-    for concern in (RewriteOptions, TargetOptions, ValidateOptions, ReportOptions, Files):
+    for concern in (RewriteOptions, TargetOptions, ValidateOptions, ReportOptions, EngineOptions,
+                    Files):  # fmt: skip
         for f in dataclasses.fields(concern):
             assert flag(f).split("/")[0] in help_text, f.name
     merge_help = CliRunner().invoke(merge_main, ["--help"], terminal_width=200).output
@@ -174,3 +176,13 @@ def test_report_options_are_folder_only(tmp_path):
         main, [str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx"), "--max-node-growth", "3"]
     )
     assert result.exit_code == 2 and "--max-node-growth: only when IN is a folder" in result.output
+
+
+def test_engine_options_are_only_with_build_engine(tmp_path):
+    onnx.save(_mul_model(), tmp_path / "m.onnx")
+    result = CliRunner().invoke(
+        main, [str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx"), "--fp16", "--timing-cache",
+               str(tmp_path / "c")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--timing-cache, --fp16: only with --build-engine" in result.output

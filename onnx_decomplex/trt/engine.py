@@ -11,13 +11,14 @@ strongly typed networks.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import DecomplexError
 from ..files import Transaction
+from ..options import EngineOptions
 from .profiles import Profile
 
 INDEX_URL = "https://pypi.nvidia.com"
@@ -167,27 +168,6 @@ def preflight(fp16: bool = False) -> Toolkit:
 
 
 @dataclass
-class EngineOptions:
-    """The `--build-engine` options.
-
-    Attributes:
-        plan: Where the serialized engine goes (.plan or .engine).
-        shapes: "min"/"opt"/"max" -> shape specs, as on the command line.
-        pool_limits: `trt.MemoryPoolType` member name -> bytes.
-        timing_cache: Read when it exists, written after the build.
-        optimization_level: The builder optimization level, 0 to 5.
-        fp16: Allow FP16 kernels (TensorRT 10 only).
-    """
-
-    plan: Path
-    shapes: dict[str, object] = field(default_factory=dict)
-    pool_limits: dict[str, int] = field(default_factory=dict)
-    timing_cache: Path | None = None
-    optimization_level: int | None = None
-    fp16: bool = False
-
-
-@dataclass
 class EngineResult:
     """A built engine: where, its size, and how long the build took."""
 
@@ -234,10 +214,10 @@ def build_engine(
     if not parser.parse_from_file(str(onnx_path)):
         raise parser_errors(parser)
     config = builder.create_builder_config()
-    for pool, size in options.pool_limits.items():
+    for pool, size in options.pool_limit.items():
         config.set_memory_pool_limit(getattr(trt.MemoryPoolType, pool), size)
-    if options.optimization_level is not None:
-        config.builder_optimization_level = options.optimization_level
+    if options.builder_optimization_level is not None:
+        config.builder_optimization_level = options.builder_optimization_level
     if options.fp16:
         config.set_flag(trt.BuilderFlag.FP16)
     if profile.shapes:
