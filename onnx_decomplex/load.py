@@ -96,6 +96,18 @@ def external_location(t: TensorProto) -> tuple[str, int, int | None]:
     return _external_entry(t, "location") or "", numbers.get("offset", 0), numbers.get("length")
 
 
+def external_array(t: TensorProto, base_dir: Path) -> np.ndarray:
+    """The values of an external tensor, read from `base_dir` (or from its location
+    when that is absolute: the parts the rewrite splits beside the output)."""
+    location, offset, _ = external_location(t)
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(t.data_type)
+    count = int(np.prod(t.dims, dtype=np.int64))
+    values = np.fromfile(Path(base_dir) / location, dtype, count, offset=offset)
+    if values.size != count:
+        raise LoadError(f"external data ends early: {values.size} of {count} values", tensor=t.name)
+    return values.reshape(tuple(t.dims))
+
+
 def external_length(t: TensorProto, base_dir: Path) -> int:
     """Bytes of an external tensor's data: its `length`, or to the end of its file."""
     location, offset, length = external_location(t)

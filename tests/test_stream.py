@@ -107,3 +107,40 @@ def test_in_memory_the_tables_are_read(tmp_path):
     read, _ = load.read_model(src, stream=True)
     out, report = decomplex(read, external_dir=tmp_path)
     assert not find_complex(out) and report.rewritten == 1
+
+
+def test_a_constant_weight_on_disk_is_a_runtime_operand_of_matmul(tmp_path):
+    rng = np.random.default_rng(4)
+    weight = crandn(rng, [64, 96])
+    model = make_model([helper.make_node("MatMul", ["z", "w"], ["y"])],
+                       [vi("z", np.complex64, [5, 64])], [vi("y", np.complex64, [5, 96])],
+                       [numpy_helper.from_array(weight, "w")])  # fmt: skip
+    _streamed(model, tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_a_table_on_disk_for_tensorrt_is_float32(tmp_path, dtype):
+    rng = np.random.default_rng(5)
+    table = crandn(rng, [3, 2000], dtype)
+    model = make_model([helper.make_node("Mul", ["z", "t"], ["y"])],
+                       [vi("z", dtype, [3, 2000])], [vi("y", dtype, [3, 2000])],
+                       [numpy_helper.from_array(table, "t")])  # fmt: skip
+    result, written = _streamed(model, tmp_path, target="tensorrt")
+    parts = [t for t in written.graph.initializer if list(t.dims) == [3, 2000]]
+    assert len(parts) == 2 and {t.data_type for t in parts} == {TensorProto.FLOAT}
+
+
+def test_a_table_on_disk_read_inside_a_branch(tmp_path):
+    rng = np.random.default_rng(6)
+    table = crandn(rng, [3, 2000])
+    branch = helper.make_graph([helper.make_node("Mul", ["z", "t"], ["b"])], "then", [],
+                               [vi("b", np.complex64, [3, 2000])])  # fmt: skip
+    other = helper.make_graph([helper.make_node("Identity", ["z"], ["c"])], "else", [],
+                              [vi("c", np.complex64, [3, 2000])])  # fmt: skip
+    model = make_model(
+        [helper.make_node("If", ["cond"], ["y"], then_branch=branch, else_branch=other)],
+        [vi("cond", np.bool_, []), vi("z", np.complex64, [3, 2000])],
+        [vi("y", np.complex64, [3, 2000])],
+        [numpy_helper.from_array(table, "t")],
+    )  # fmt: skip
+    _streamed(model, tmp_path, input_shapes=None)

@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
-from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
+from onnx.external_data_helper import uses_external_data
 
 from ..dtypes import TYPE_ATTRIBUTES
 from ..errors import DecomplexError
 from ..graphs import labeled_graphs, node_graphs, node_label
+from ..load import external_array
 
 
 @dataclass
@@ -40,10 +41,9 @@ def _narrow_tensor(t: TensorProto, external_dir: Path | None, narrowed: Narrowed
     if uses_external_data(t):
         if external_dir is None:
             raise DecomplexError("its data is on disk and no folder was given", tensor=t.name)
-        load_external_data_for_tensor(t, str(external_dir))
-        del t.external_data[:]
-        t.data_location = TensorProto.DEFAULT
-    value = numpy_helper.to_array(t)
+        value = external_array(t, external_dir)
+    else:
+        value = numpy_helper.to_array(t)
     big = np.finfo(np.float32).max
     finite = np.isfinite(value)
     narrowed.clamped += int(np.count_nonzero(finite & (np.abs(value) > big)))
