@@ -73,48 +73,62 @@ def _cache_parts(ctx, w, rank: int, head: int | None, dtype):
 
 def _fits(ctx, z, w, dtype):
     """(z's shape, the table's shape aligned to z's rank, sequence axis, head axis)
-    when y = z w can be one rotary node at all, else None."""
-    if np.dtype(dtype) != np.float32:
-        return None
-    if not ctx.has_packed(z) or ctx.prefers_pair(z):
-        return None
+    when y = z w can be one rotary node at all; else why not (a string), or None when
+    w is no position table of z (it varies along the heads, or widens the product)."""
     z_shape, w_shape = ctx.shape(z), ctx.shape(w)
     if z_shape is None or w_shape is None or not ctx.broadcasts_into(w, z):
         return None
-    if 0 in z_shape:
-        return None  # the node's Reshape(0, 0, -1) cannot infer -1 from no elements
     layout = _layout(z_shape, w_shape)
     if layout is None:
         return None
     aligned = [1] * (len(z_shape) - len(w_shape)) + list(w_shape)
+    if np.dtype(dtype) != np.float32:
+        return "the node has no double type"
+    if not ctx.has_packed(z) or ctx.prefers_pair(z):
+        return "the value is in (re, im) form, and the node reads the packed one"
+    if 0 in z_shape:
+        return "the value has no elements"  # Reshape(0, 0, -1) cannot infer -1 from none
     return z_shape, aligned, *layout
 
 
 def rotate(ctx, y, z, w, dtype) -> bool:
     """y = z w as a RotaryEmbedding node, when the opset (or the target), the precision
-    and the shapes allow.
+    and the shapes allow; where they do not though w is a position table of z, says
+    why (`-v`).
 
     z must already be packed (the node reads the interleaved layout), and w must
     broadcast into z without widening it.
     """
+    standard = ctx.opset >= ROTARY_OPSET
+    if not (standard or ctx.contrib):
+        return False
     fits = _fits(ctx, z, w, dtype)
     if fits is None:
         return False
-    if ctx.opset >= ROTARY_OPSET:
-        return _standard(ctx, y, z, w, dtype, *fits)
-    return ctx.contrib and _contrib(ctx, y, z, w, dtype, *fits)
+    why = (
+        fits
+        if isinstance(fits, str)
+        else (_standard if standard else _contrib)(ctx, y, z, w, dtype, *fits)
+    )
+    if why is None:
+        return True
+    broadcast = len(ctx.shape(w)) < len(ctx.shape(z)) or ctx.shape(w) != ctx.shape(z)
+    if broadcast or ctx.constant(w) is not None:  # else a product of two values alike
+        node = "RotaryEmbedding" if standard else f"{CONTRIB}.RotaryEmbedding"
+        ctx.explain(f"complex times a position table, not one {node}: {why}")
+    return False
 
 
-def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> bool:
-    """The opset-23 node, with [B, S, D/2] caches."""
+def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
+    """The opset-23 node, with [B, S, D/2] caches; None when it is made, else why not."""
     rank = len(z_shape)
     heads = 1 if rank == 3 else z_shape[head]
     three_d = rank == 3 or head == 2
     if three_d and not isinstance(heads, int):
-        return False
+        return "the number of heads is not known"
     parts = _cache_parts(ctx, w, rank, head, dtype)
     if parts is None:
-        return False
+        return "the table has more than one unknown dim, which one Reshape cannot spell"
 
     zp = ctx.packed(z, dtype)
     target = [z_shape[0], z_shape[seq], z_shape[-1]]
@@ -137,30 +151,31 @@ def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> bool:
     ctx.explain(
         f"complex times a position table: one RotaryEmbedding ({'3-D' if three_d else '4-D'})"
     )
-    return True
+    return None
 
 
-def _contrib(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> bool:
-    """onnxruntime's node, with [S, D/2] caches read from position 0."""
+def _contrib(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
+    """onnxruntime's node, with [S, D/2] caches read from position 0; None when it is
+    made, else why not."""
     rank = len(z_shape)
     if aligned[0] != 1:
-        return False  # a table per batch row: the caches are indexed by position only
+        return "the table varies with the batch, and the node's caches with position only"
     heads = 1 if rank == 3 else z_shape[head]
     three_d = rank == 3 or head == 2
     if three_d and not isinstance(heads, int):
-        return False
+        return "the number of heads is not known"
     rows, cols = z_shape[seq], z_shape[-1]
     zp = ctx.packed(z, dtype)
     value = ctx.constant(w)
     if value is not None:
         if not (isinstance(rows, int) and isinstance(cols, int)):
-            return False
+            return "a constant table needs the sequence's length known, to fill the caches"
         table = np.broadcast_to(value.reshape(aligned[seq], aligned[-1]), (rows, cols))
         caches = [np.ascontiguousarray(p.astype(dtype)) for p in (table.real, table.imag)]
     else:
         unknown = [d for d in (aligned[seq], aligned[-1]) if not isinstance(d, int)]
         if len(unknown) > 1:
-            return False  # one Reshape spells one unknown dim
+            return "the table has more than one unknown dim, which one Reshape cannot spell"
         dims = np.array([d if isinstance(d, int) else -1 for d in (aligned[seq], aligned[-1])])
         to = ctx.emit("Gather", [ctx.emit("Shape", [zp]), np.array([seq, rank - 1], np.int64)])
         caches = [
@@ -178,4 +193,4 @@ def _contrib(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> bool:
         f"complex times a position table: one com.microsoft.RotaryEmbedding "
         f"({'3-D' if three_d else '4-D'})"
     )
-    return True
+    return None

@@ -3,7 +3,7 @@
 import make_fixtures as FIXTURES
 import numpy as np
 import pytest
-from helpers import Ops, assert_ops, crandn, init, make_model, vi
+from helpers import PACK, PRODUCT, UNPACK, Ops, assert_ops, crandn, init, make_model, vi
 from onnx import helper
 
 from onnx_decomplex import decomplex
@@ -202,3 +202,32 @@ def test_from_opset_23_the_standard_node_for_onnxruntime_too():
     out, _ = decomplex(FIXTURES.rope(False), target="onnxruntime", target_opset=23)
     assert_ops(out, ROTARY + BATCHED + Ops(Reshape=2))
     assert [n.domain for n in out.graph.node if n.op_type == "RotaryEmbedding"] == [""]
+
+
+@pytest.mark.parametrize(
+    "z_shape, table, cdtype, target, why",
+    [
+        ([2, 6, 3, 4], crandn(RNG, [2, 6, 1, 4]), np.complex64, "onnxruntime",
+         "com.microsoft.RotaryEmbedding: the table varies with the batch"),
+        ([2, 6, 3, 4], crandn(RNG, [6, 1, 4]), np.complex128, "onnxruntime",
+         "com.microsoft.RotaryEmbedding: the node has no double type"),
+    ],
+)  # fmt: skip
+def test_a_table_the_node_cannot_take_is_explained(z_shape, table, cdtype, target, why):
+    """`-v` says why a position table keeps the product."""
+    out, report = decomplex(_table_model(z_shape, table, cdtype, opset=18), target=target)
+    assert_ops(out, PACKED_PRODUCT)
+    assert any(f"not one {why}" in line for line in report.explanations), report.explanations
+
+
+def test_products_that_hold_no_table_explain_no_rotary_node():
+    model = make_model([helper.make_node("Mul", ["z", "v"], ["y"])],
+                       [vi("z", np.complex64, [2, 6, 3, 4]), vi("v", np.complex64, [2, 6, 3, 4])],
+                       [vi("y", np.complex64, [2, 6, 3, 4])])  # fmt: skip
+    for target in ("onnx", "onnxruntime"):
+        out, report = decomplex(model, target=target)
+        assert_ops(out, 2 * UNPACK + PRODUCT + PACK)
+        assert not any("RotaryEmbedding" in line for line in report.explanations)
+    out, report = decomplex(_table_model([2, 6, 3, 4], crandn(RNG, [6, 1, 4]), opset=18))
+    assert_ops(out, PACKED_PRODUCT)
+    assert not any("RotaryEmbedding" in line for line in report.explanations)  # onnx target
