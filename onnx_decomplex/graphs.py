@@ -35,6 +35,20 @@ def opset_versions(model: onnx.ModelProto) -> dict[str, int]:
     return {"" if is_default_domain(o.domain) else o.domain: o.version for o in model.opset_import}
 
 
+def topologically_sorted(graph: onnx.GraphProto) -> bool:
+    """Whether every node comes after the producers of its inputs, and none holds a
+    subgraph (whose outer references a sort must follow too): then a sort of the graph
+    can be spared. The ONNX checker asks this of every model, so a model read passes."""
+    known = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
+    for node in graph.node:
+        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
+            return False
+        if not known.issuperset(node.input):
+            return False
+        known.update(node.output)
+    return True
+
+
 def subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
     """The graphs `node` holds directly: If's branches, Loop's and Scan's bodies."""
     for attr in node.attribute:

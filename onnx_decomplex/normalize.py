@@ -58,7 +58,13 @@ from .check import find_complex
 from .constants import gs_value
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
-from .graphs import graph_nodes, gs_graphs, is_default_domain, opset_versions
+from .graphs import (
+    graph_nodes,
+    gs_graphs,
+    is_default_domain,
+    opset_versions,
+    topologically_sorted,
+)
 from .load import TENSORFLOW_OPS, is_tensorflow_op
 from .rules import registry
 from .rules.patterns import unsqueezed
@@ -199,6 +205,8 @@ class _Walk:
     module docstring apply. `given` are the inputs read as complex, with their type:
     inputs declared real `S + [2]` read as complex S, or a Loop body's state.
     A `parent` walk lends a body walk the forms of the values the body captures.
+    `inferred` holds the shapes earlier walks inferred, shared; `in_order` says the
+    graph's nodes are sorted already.
     """
 
     def __init__(
@@ -208,11 +216,18 @@ class _Walk:
         mixed: bool,
         given: dict[str, np.dtype],
         parent: _Walk | None = None,
+        inferred: dict | None = None,
+        in_order: bool = False,
     ):
         self.mixed = mixed
+        # Shapes inferred, by what decides them: a stack of like layers asks once.
+        self.inferred = parent.inferred if parent is not None else inferred
+        if self.inferred is None:
+            self.inferred = {}
         self.opset = opset
         self.graph = graph
-        self.graph.toposort()
+        if not in_order:
+            self.graph.toposort()
         self.conflicts: list[_Conflict] = []
         self.readings: list[str] = []
         self.packed_io: list[str] = []
@@ -1055,17 +1070,25 @@ class _Walk:
             schema = onnx.defs.get_schema(node.op, self.opset.get(domain, 1), domain)
         except Exception:
             return  # a custom op: its outputs stay unknown
-        types, data = {}, {}
+        known, values = [], {}
         for t in node.inputs:
             if not t.name:
+                known.append(None)
                 continue
-            tp = self._type_of(t)
-            if tp is None:
+            elem = self.kind[t.name] if t.name in self.kind else self.elem.get(t.name)
+            if elem is None:
                 return
-            types[t.name] = tp
-            value = self.constant(t)
-            if value is not None and value.dtype.kind in "iu":
-                data[t.name] = numpy_helper.from_array(value, t.name)
+            shape = self.shape.get(t.name)
+            known.append((np.dtype(elem).str, None if shape is None else tuple(shape)))
+            value = self.constant(t) if np.dtype(elem).kind in "iu" else None
+            if value is not None:
+                values[t.name] = value
+        key = _inference_key(node, known, [values.get(t.name) for t in node.inputs])
+        if key is not None and key in self.inferred:
+            self._set_inferred(node, self.inferred[key])
+            return
+        types = {t.name: self._type_of(t) for t in node.inputs if t.name}
+        data = {name: numpy_helper.from_array(v, name) for name, v in values.items()}
         proto = OnnxExporter.export_node(node)
         for attr in proto.attribute:
             if attr.name == "to" and is_complex_onnx(attr.i):
@@ -1080,16 +1103,29 @@ class _Walk:
             return
         except Exception:
             return
+        found = []
         for out in node.outputs:
             tp = inferred.get(out.name)
             if tp is None or not tp.tensor_type.elem_type:
+                found.append(None)
                 continue
             tt = tp.tensor_type
             shape = None
             if tt.HasField("shape"):
                 shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
                          for d in tt.shape.dim]  # fmt: skip
-            dtype = np.dtype(np_of(tt.elem_type))
+            found.append((np.dtype(np_of(tt.elem_type)), shape))
+        if key is not None:
+            self.inferred[key] = found
+        self._set_inferred(node, found)
+
+    def _set_inferred(self, node: gs.Node, found: list) -> None:
+        """Records the (dtype, shape) inferred for each output, None where unknown."""
+        for out, inferred in zip(node.outputs, found, strict=False):
+            if inferred is None:
+                continue
+            dtype, shape = inferred
+            shape = None if shape is None else list(shape)
             if out.name in self.kind:
                 self.shape[out.name] = shape
             else:  # a subgraph's declared complex output is complex here too
@@ -1213,6 +1249,41 @@ def _plainly_real(model: onnx.ModelProto) -> bool:
     return True
 
 
+_KEY_MAX_ELEMENTS = 64
+"""Constant inputs and attributes of more elements than this are not put in a key:
+such nodes infer their shapes each time."""
+
+
+def _key_of(value):
+    """`value` (an attribute, a constant input) as part of a hashable key; None when it
+    is too large, or of a kind that has no key."""
+    if isinstance(value, gs.Constant):
+        value = value.values
+    if isinstance(value, np.ndarray):
+        if value.size > _KEY_MAX_ELEMENTS:
+            return None
+        return (value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        parts = tuple(_key_of(v) for v in value)
+        return None if any(p is None for p in parts) else ("seq", parts)
+    if isinstance(value, (bool, int, float, str, bytes)):
+        return (type(value).__name__, value)
+    return None
+
+
+def _inference_key(node: gs.Node, known: list, values: list):
+    """What decides the shapes `_infer` finds for `node`: its op, attributes, input
+    types and shapes, and its small integer constant inputs; None when one of them
+    has no key (the node is then inferred on its own)."""
+    attrs = tuple(sorted((k, _key_of(v)) for k, v in node.attrs.items()))
+    if any(v is None for _, v in attrs):
+        return None
+    data = tuple(None if v is None else _key_of(v) for v in values)
+    if any(d is None and v is not None for d, v in zip(data, values, strict=True)):
+        return None
+    return (node.op, node.domain or "", len(node.outputs), attrs, tuple(known), data)
+
+
 def normalize(model: onnx.ModelProto) -> Normalized:
     """The native-complex model that an exporter's mixed graph means.
 
@@ -1231,12 +1302,15 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         return Normalized(model)
     opset = opset_versions(model)
 
+    inferred = {}  # shared by every reading: each asks the same nodes
+    in_order = topologically_sorted(model.graph)
+
     def walk(mixed: bool, inputs: set[str] = frozenset()) -> _Walk:
         graph = gs.import_onnx(model)
         name_nodes(graph)  # so that every reading and refusal names its node
         declared = {t.name: t.dtype for t in graph.inputs}
         given = {name: COMPLEX_OF[np.dtype(declared[name])] for name in inputs}
-        return _Walk(graph, opset, mixed, given)
+        return _Walk(graph, opset, mixed, given, inferred=inferred, in_order=in_order)
 
     as_written = walk(mixed=False)
     unchanged = Normalized(model, warnings=as_written.warnings)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
-from onnx import AttributeProto, numpy_helper
+from onnx import numpy_helper
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ..analyze import Analysis, analyze
 from ..check import find_complex
 from ..constants import graph_tensors
 from ..errors import DecomplexError, UnsupportedError
+from ..graphs import topologically_sorted
 from ..options import Options
 from ..shapes import declared_dims
 from ..stream import left_on_disk
@@ -27,7 +28,7 @@ from .state import State
 def run(state: State, options: Options) -> State:
     graph = gs.import_onnx(with_shapes(state.model))
     name_nodes(graph)
-    if not _sorted(state.model.graph):
+    if not topologically_sorted(state.model.graph):
         graph.toposort()
     analysis = analyze(graph)
     in_functions = [p for p in find_complex(state.model) if p.startswith("function ")]
@@ -40,21 +41,6 @@ def run(state: State, options: Options) -> State:
     _load_read_weights(analysis, state.external_dir, state.streamed is not None)
     state.graph, state.analysis = graph, analysis
     return state
-
-
-def _sorted(graph: onnx.GraphProto) -> bool:
-    """Whether every node comes after the producers of its inputs, and none holds a
-    subgraph (whose outer references a sort must follow too): then the rules may visit
-    the nodes as they stand, and the sort, a tenth of a large graph's rewrite, is
-    spared. The ONNX checker asks this of every model, so a model read passes."""
-    known = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
-    for node in graph.node:
-        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
-            return False
-        if not known.issuperset(node.input):
-            return False
-        known.update(node.output)
-    return True
 
 
 def with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
