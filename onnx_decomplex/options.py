@@ -38,11 +38,6 @@ def option(default: Any = None, help: str = "", *, flag: str | None = None,
     return field(default=default, metadata=metadata)
 
 
-def fields(cls) -> list[dataclasses.Field]:
-    """The option fields of an options class, in declaration order."""
-    return list(dataclasses.fields(cls))
-
-
 def flag(f: dataclasses.Field) -> str:
     """The command-line flag of a field: `--mul-strategy` for `mul_strategy`."""
     return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
@@ -62,7 +57,7 @@ class _Options:
     def changed(self) -> list[str]:
         """The flags of the fields not at their defaults."""
         default = type(self)()
-        return [flag(f) for f in dataclasses.fields(self)
+        return [flag(f).split("/")[0] for f in dataclasses.fields(self)
                 if getattr(self, f.name) != getattr(default, f.name)]  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """Complex tensors too large to decode, rewritten where they lie on disk.
 
-A complex64 tensor's bytes are its packed float32 form (`x.view(np.float32)`), so its
-packed form is the same bytes, typed real with a trailing 2: nothing is read. Its
+A complex tensor's bytes are its packed form (complex64's are float32 pairs:
+`x.view(np.float32)`), so its packed form is the same bytes, typed real with a
+trailing 2: nothing is read. Its
 (re, im) parts are written to a scratch file beside the output, CHUNK bytes at a
 time, so memory stays flat whatever the tensor's size. Saving copies both into the
 output's data file (see `save`).
