@@ -24,6 +24,8 @@ F32, C64 = TensorProto.FLOAT, TensorProto.COMPLEX64
 sys.path.insert(0, str(ROOT / "fixtures"))
 import make_fixtures as FIXTURES  # noqa: E402
 
+from onnx_decomplex import decomplex  # noqa: E402
+
 
 @dataclass
 class Baseline:
@@ -367,8 +369,9 @@ def matmul_runtime(rng, rows=256, k=1024, m=1024, strategy="gauss") -> Case:
 def fnet(rng, b=8, s=128, d=256, target="onnx") -> Case:
     """FNet mixing: Re(DFT_seq(DFT_hidden(x))), from a real input.
 
-    With target "tensorrt" the DFTs become MatMuls by DFT matrices: this measures
-    what that costs (or saves) against onnxruntime's own DFT, on the same CPU.
+    With target "tensorrt" or "onnxruntime" the DFTs become MatMuls by DFT matrices:
+    this measures what that costs (or saves) against onnxruntime's own DFT, on the same
+    CPU.
     """
     x = rng.standard_normal((b, s, d)).astype(np.float32)
     complex_model = _model(
@@ -395,12 +398,39 @@ def fnet(rng, b=8, s=128, d=256, target="onnx") -> Case:
         opset=17,
     )
     feeds = {"x": x}
-    if target == "tensorrt":
+    if target != "onnx":
         baselines = [Baseline("hand-written DFTs (onnxruntime's DFT)", hand, feeds)]
-        return Case("fnet_dft_tensorrt_target", complex_model, feeds, baselines, target=target)
+        return Case(f"fnet_dft_{target}_target", complex_model, feeds, baselines, target=target)
     return Case(
         "fnet_dft", complex_model, feeds, [Baseline("hand-written DFTs", hand, feeds, goal=1.0)]
     )
+
+
+def spectral_filter(rng, b=64, c=64, n=128) -> Case:
+    """A spectral filter (a Fourier Neural Operator layer's mixing, one weight per
+    frequency and channel): y = Re(IDFT(DFT(x) * w)) along the last axis of a real
+    [batch, channels, length] input, as `torch.fft` runs over a signal's last dim. The tool's onnxruntime target, whose DFTs are MatMuls, against the same
+    block rewritten with onnxruntime's DFT nodes (the onnx target)."""
+    x = rng.standard_normal((b, c, n)).astype(np.float32)
+    w = _crandn(rng, (c, n)).astype(np.complex64)
+    complex_model = _model(
+        [
+            _n("Cast", ["x"], ["xc"], to=C64),
+            _n("DFT", ["xc"], ["f"], axis=2),
+            _n("Mul", ["f", "w"], ["g"]),
+            _n("DFT", ["g"], ["h"], axis=2, inverse=1),
+            _n("Cast", ["h"], ["y"], to=F32),
+        ],
+        [_vi("x", F32, [b, c, n])],
+        [_vi("y", F32, [b, c, n])],
+        [_init("w", w)],
+        opset=17,
+    )
+    with_dft_nodes, _ = decomplex(complex_model)
+    feeds = {"x": x}
+    baselines = [Baseline("the same block with DFT nodes", with_dft_nodes, feeds, goal=0.6)]
+    return Case("spectral_filter_onnxruntime_target", complex_model, feeds, baselines,
+                target="onnxruntime")  # fmt: skip
 
 
 def all_cases(rng, quick: bool = False) -> list[Case]:
@@ -415,6 +445,7 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
             matmul_runtime(rng, rows=8, k=32, m=32, strategy="four"),
             elementwise_mul(rng, n=4096, strategy="gauss"), fnet(rng, b=2, s=8, d=16),
             fnet(rng, b=2, s=8, d=16, target="tensorrt"),
+            fnet(rng, b=2, s=8, d=16, target="onnxruntime"), spectral_filter(rng, b=2, c=4, n=8),
         ]  # fmt: skip
     return [
         rope_llama(rng), rope_llama(rng, target_opset=23), rope_llama(rng, target="onnxruntime"),
@@ -422,5 +453,6 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         chain10(rng), elementwise_div(rng),
         matmul_constant(rng), matmul_runtime(rng, strategy="gauss"),
         matmul_runtime(rng, strategy="four"), elementwise_mul(rng, strategy="gauss"),
-        fnet(rng), fnet(rng, target="tensorrt"),
+        fnet(rng), fnet(rng, target="tensorrt"), fnet(rng, target="onnxruntime"),
+        spectral_filter(rng),
     ]  # fmt: skip

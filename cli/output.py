@@ -115,11 +115,12 @@ def print_normalized(console: Console, report: Report, verbose: bool) -> None:
 
 
 def print_lowering(console: Console, report: Report) -> None:
-    """What the TensorRT lowering and float64 narrowing changed, one line each."""
+    """What the target's lowering and float64 narrowing changed, one line each."""
     if report.lowered:
         ops = ", ".join(f"{n} {op}" for op, n in sorted(report.lowered.items()))
         matrices = f" (DFT matrices: {size(report.matrix_bytes)})" if report.matrix_bytes else ""
-        console.print(f"lowered for TensorRT: {ops}{matrices}")
+        runtime = {"tensorrt": "TensorRT", "onnxruntime": "onnxruntime"}[report.target]
+        console.print(f"lowered for {runtime}: {ops}{matrices}")
     if report.narrowed:
         clamped = f", {report.clamped} values clamped to +-FLT_MAX" if report.clamped else ""
         console.print(f"float64 narrowed to float32 in {len(report.narrowed)} places{clamped}")

@@ -100,8 +100,9 @@ class TargetOptions(_Options):
     target: str = option(
         "onnx",
         "The runtime the output is for. onnx: standard ops only, for any runtime. "
-        "onnxruntime: also onnxruntime's own ops where faster (RoPE as com.microsoft."
-        "RotaryEmbedding below opset 23). tensorrt: also lower what TensorRT's parser lacks "
+        "onnxruntime: also onnxruntime's own ops and lowerings where faster (RoPE as "
+        "com.microsoft.RotaryEmbedding below opset 23, a DFT of length up to 256 as a "
+        "MatMul). tensorrt: also lower what TensorRT's parser lacks "
         "(DFT/STFT to MatMul, Compress to Gather), narrow float64 to float32, and lint the "
         "result; implied by --build-engine.",
     )

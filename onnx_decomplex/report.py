@@ -46,8 +46,9 @@ class Report:
         initializer_bytes_after: Initializer bytes after the rewrite.
         seconds: Time taken by `decomplex`.
         explanations: One line per rewritten node, saying what its rule did.
-        lowered: Nodes lowered for TensorRT, by op type.
-        lowering_notes: One line per lowered node.
+        target: The runtime the output is for ("onnx", "onnxruntime", "tensorrt").
+        lowered: Nodes lowered for the target, by op type.
+        lowering_notes: One line per lowered node, or node kept as it was.
         matrix_bytes: Bytes of the DFT matrices the lowering added.
         narrowed: Places float64 was narrowed to float32, for TensorRT.
         clamped: float64 values clamped to +-FLT_MAX by the narrowing.
@@ -77,6 +78,7 @@ class Report:
     initializer_bytes_after: int = 0
     seconds: float = 0.0
     explanations: list[str] = field(default_factory=list)
+    target: str = "onnx"
     lowered: Counter = field(default_factory=Counter)
     lowering_notes: list[str] = field(default_factory=list)
     matrix_bytes: int = 0

@@ -56,16 +56,21 @@ class Lowered:
         ops: Nodes lowered, by op type.
         matrix_bytes: Bytes of the DFT matrices it added.
         notes: One line per lowered node.
+        max_length: Transforms longer than this are not lowered (None: any length).
     """
 
     ops: Counter = field(default_factory=Counter)
     matrix_bytes: int = 0
     notes: list[str] = field(default_factory=list)
+    max_length: int | None = None
+
+
+_CANNOT = "cannot lower for TensorRT: "
 
 
 def _fail(node: gs.Node, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
     return DecomplexError(
-        f"cannot lower for TensorRT: {message}",
+        f"{_CANNOT}{message}",
         node=node.name,
         op_type=node.op,
         tensor=tensor.name if tensor is not None else None,
@@ -169,6 +174,8 @@ def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
         length = 2 * (n_in - 1) if inverse and onesided else n_in
     if length < 1:
         raise _fail(node, f"transform length {length}", x)
+    if lowered.max_length is not None and length > lowered.max_length:
+        raise _fail(node, f"length {length}, past {lowered.max_length}, where the op is faster")
     out_len = length // 2 + 1 if onesided and not inverse else length
     out_channels = 1 if inverse and onesided else 2
     if x.dtype is None:
@@ -362,17 +369,26 @@ def compress(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     lowered.notes.append(f"{node.name}: Compress -> Gather with {how}")
 
 
-def _lower_graph(e: Emitter, lowered: Lowered, declared: dict) -> None:
+def _lower_graph(e: Emitter, lowered: Lowered, declared: dict, ops, strict: bool) -> None:
     graph, replaced = e.graph, []
     for node in list(graph.nodes):
         for sub in node.subgraphs():
-            _lower_graph(e.child(sub), lowered, {})
-        fn = LOWERINGS.get(node.op) if is_default_domain(node.domain) else None
+            _lower_graph(e.child(sub), lowered, {}, ops, strict)
+        fn = LOWERINGS.get(node.op) if node.op in ops and is_default_domain(node.domain) else None
         if fn is None:
             continue
-        replaced += node.outputs
+        outputs = list(node.outputs)
         e.node = node
-        fn(e, node, lowered)
+        try:
+            fn(e, node, lowered)
+        except DecomplexError as error:
+            if strict:
+                raise
+            # What was emitted before the refusal is unused, and cleaned up below.
+            why = error.message.removeprefix(_CANNOT)
+            lowered.notes.append(f"{node.name}: {node.op} kept as it is: {why}")
+            continue
+        replaced += outputs
         lowered.ops[node.op] += 1
         node.inputs.clear()
     # Inferred shapes of the old ops may disagree with the emitted ones (ONNX infers
@@ -398,17 +414,35 @@ def lower_for_tensorrt(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelPr
     Raises:
         DecomplexError: A node cannot be lowered, such as a transform of dynamic length.
     """
-    found = {n.op_type for n in _all_nodes(model.graph)} & set(LOWERINGS)
+    return lower(model, opset, set(LOWERINGS))
+
+
+def lower(
+    model: onnx.ModelProto,
+    opset: int,
+    ops: set[str],
+    strict: bool = True,
+    max_length: int | None = None,
+) -> tuple[onnx.ModelProto, Lowered]:
+    """Replaces the nodes of `ops` (of LOWERINGS) by their lowerings.
+
+    With `strict` off, a node that cannot be lowered (a transform of dynamic length,
+    or one longer than `max_length`) is kept as it is, and a note says why: the
+    lowering is then a choice, not a need. Otherwise, as `lower_for_tensorrt`.
+    """
+    found = {n.op_type for n in _all_nodes(model.graph)} & set(ops)
     if not found:
         return model, Lowered()
-    lowered = Lowered()
+    lowered = Lowered(max_length=max_length)
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # the lowerings that need a shape say so themselves
         inferred = model
     graph = gs.import_onnx(inferred)
     declared = {o.name: declared_dims(o) for o in model.graph.output}
-    _lower_graph(Emitter(graph, opset), lowered, declared)
+    _lower_graph(Emitter(graph, opset), lowered, declared, ops, strict)
+    if not lowered.ops:
+        return model, lowered
     out = gs.export_onnx(graph, do_type_check=False)
     keep_model_fields(model, out)
     return out, lowered

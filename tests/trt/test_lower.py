@@ -333,3 +333,54 @@ def test_lowered_nodes_are_named_after_the_node_they_replace():
     names = [n.name for n in out.graph.node] + [t.name for t in out.graph.initializer]
     assert "Transpose" in op_types(out)
     assert all(n.startswith("spectrum_") for n in names) and len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("inverse", [0, 1])
+def test_the_onnxruntime_target_takes_the_matmul_dft(inverse):
+    """Faster than onnxruntime's own DFT at every length measured (see README)."""
+    rng = np.random.default_rng(7)
+    model = dft_model([3, 16, 2], 17, axis=1, inverse=inverse)
+    x = rng.standard_normal((3, 16, 2)).astype(np.float32)
+    out, report = decomplex(model, target="onnxruntime")
+    onnx.checker.check_model(out, full_check=True)
+    assert op_types(out) == ["MatMul", "Reshape", "Reshape"]
+    assert report.lowered == {"DFT": 1} and report.target == "onnxruntime"
+    result = validate(model, out, {"x": x})
+    assert result.outputs and result.passed, result.outputs
+
+
+def test_the_onnxruntime_target_keeps_a_dft_it_cannot_lower():
+    """A length known only at run time: the DFT stays, and a note says why."""
+    model = dft_model([3, "n", 2], 17, axis=1)
+    out, report = decomplex(model, target="onnxruntime")
+    assert op_types(out) == ["DFT"] and not report.lowered
+    assert (
+        report.lowering_notes
+        and "DFT kept as it is: the signal's shape" in report.lowering_notes[0]
+    )
+    x = np.random.default_rng(8).standard_normal((3, 5, 2)).astype(np.float32)
+    assert validate(model, out, {"x": x}).passed
+    with pytest.raises(DecomplexError, match="cannot lower for TensorRT"):
+        decomplex(model, target="tensorrt")
+
+
+def test_the_onnx_target_and_stft_keep_their_ops():
+    model = dft_model([3, 16, 2], 17, axis=1)
+    out, report = decomplex(model)
+    assert op_types(out) == ["DFT"] and not report.lowered
+    window = init("w", np.hanning(8).astype(np.float32))
+    stft = make_model([helper.make_node("STFT", ["x", "step", "w"], ["y"])],
+                      [vi("x", np.float32, [1, 32, 1])], [vi("y", np.float32, None)],
+                      [init("step", np.array(4, np.int64)), window], 17)  # fmt: skip
+    out, _ = decomplex(stft, target="onnxruntime")
+    assert op_types(out) == ["STFT"]
+
+
+def test_the_onnxruntime_target_keeps_a_long_dft():
+    """Past MATMUL_DFT_MAX_LENGTH onnxruntime's own DFT is faster."""
+    from onnx_decomplex.passes.lower import MATMUL_DFT_MAX_LENGTH
+
+    n = 2 * MATMUL_DFT_MAX_LENGTH
+    out, report = decomplex(dft_model([2, n, 2], 17, axis=1), target="onnxruntime")
+    assert op_types(out) == ["DFT"] and not report.lowered
+    assert f"length {n}, past {MATMUL_DFT_MAX_LENGTH}" in report.lowering_notes[0]
