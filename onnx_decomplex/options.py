@@ -102,7 +102,7 @@ class TargetOptions(_Options):
         "The runtime the output is for. onnx: standard ops only, for any runtime. "
         "onnxruntime: also onnxruntime's own ops and lowerings where faster (RoPE as "
         "com.microsoft.RotaryEmbedding below opset 23, a DFT of length up to 256 as a "
-        "MatMul). tensorrt: also lower what TensorRT's parser lacks "
+        "MatMul, a spectral filter IDFT(DFT(x) w) as one). tensorrt: also lower what TensorRT's parser lacks "
         "(DFT/STFT to MatMul, Compress to Gather), narrow float64 to float32, and lint the "
         "result; implied by --build-engine.",
     )

@@ -97,3 +97,51 @@ def test_dft_of_a_real_value_cast_to_complex_takes_the_real_signal(cdtype):
     )
     # x[..., None] is the real signal; Re of the result one Gather.
     assert_rewrites(m, ops=Ops(Unsqueeze=1, DFT=2, Gather=1), atol=1e-4)
+
+
+def _filter_model(cdtype, real_signal=True, real_out=True, opset=17):
+    """IDFT(DFT(x) w) along the last axis of [2, 3, 16], w per channel and frequency."""
+    real = np.float32 if cdtype == np.complex64 else np.float64
+    axis = {"axis": 2} if opset < 20 else {}
+    nodes = [helper.make_node("DFT", ["xc" if real_signal else "x"], ["f"], **axis),
+             helper.make_node("Mul", ["f", "w"], ["g"]),
+             helper.make_node("DFT", ["g"], ["h"], inverse=1, **axis)]  # fmt: skip
+    if real_signal:
+        nodes.insert(
+            0,
+            helper.make_node(
+                "Cast", ["x"], ["xc"], to=helper.np_dtype_to_tensor_dtype(np.dtype(cdtype))
+            ),
+        )
+    out = vi("h", cdtype, [2, 3, 16])
+    if real_out:
+        nodes.append(
+            helper.make_node(
+                "Cast", ["h"], ["y"], to=helper.np_dtype_to_tensor_dtype(np.dtype(real))
+            )
+        )
+        out = vi("y", real, [2, 3, 16])
+    x = vi("x", real if real_signal else cdtype, [2, 3, 16])
+    w = init("w", crandn(np.random.default_rng(9), [3, 16], cdtype))
+    return make_model(nodes, [x], [out], [w], opset=opset)
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+def test_a_spectral_filter_is_one_product_by_its_matrices_for_onnxruntime(cdtype, opset):
+    # Re(IDFT(DFT(x) w)) = x Re(F^-1 diag(w) F)^T: the imaginary part's product is unused.
+    model = _filter_model(cdtype, opset=opset)
+    assert_rewrites(model, ops=Ops(Unsqueeze=1, MatMul=1, Squeeze=1), target="onnxruntime")
+
+
+def test_a_spectral_filter_with_a_complex_output(cdtype):
+    model = _filter_model(cdtype, real_out=False)
+    assert_rewrites(model, ops=Ops(Unsqueeze=3, MatMul=2, Squeeze=2, Concat=1),
+                    target="onnxruntime")  # fmt: skip
+
+
+def test_a_spectral_filter_keeps_its_dfts_for_other_targets_and_complex_signals(cdtype):
+    dfts = Ops(DFT=2, Unsqueeze=1, Split=1, Mul=2, Concat=1, Add=1)
+    assert_rewrites(_filter_model(cdtype), ops=dfts + Ops(Gather=1))
+    lowered = Ops(Reshape=4, MatMul=2, Split=1, Mul=2, Concat=1, Add=1)
+    assert_rewrites(_filter_model(cdtype, real_signal=False, real_out=False), ops=lowered,
+                    target="onnxruntime")  # fmt: skip
