@@ -21,6 +21,7 @@ from onnx_decomplex.options import Options, ReportOptions
 from onnx_decomplex.save import data_file
 
 from .output import size
+from .params import FILE
 
 # More models than this, or a model this large, get a progress bar (on a terminal).
 PROGRESS_FROM = 4
@@ -41,12 +42,10 @@ _COLUMNS = [("model", "left"), ("status", "left"), ("complex", "right"), ("nodes
             ("init bytes", "right"), ("abs err", "right"), ("time", "right")]  # fmt: skip
 
 
-_FILE = {"type": click.Path(path_type=Path, dir_okay=False)}
-
 REPORT_SETTINGS = {
-    "report": _FILE,
-    "junit": _FILE,
-    "baseline": _FILE,
+    "report": FILE,
+    "junit": FILE,
+    "baseline": FILE,
     "max_error_growth": {"type": click.FloatRange(min=1)},
     "max_node_growth": {"type": click.FloatRange(min=0)},
 }

@@ -52,7 +52,6 @@ def _exit_with(error: DecomplexError) -> None:
     sys.exit(EXIT_TIMEOUT if isinstance(error, ValidationTimeout) else EXIT_ERROR)
 
 
-_FILE = {"type": click.Path(path_type=Path, dir_okay=False)}
 _READ = {"type": click.Path(path_type=Path, exists=True, dir_okay=False)}
 _SHAPES = {"multiple": True, "metavar": "SPEC", "callback": params.shapes}
 
@@ -81,8 +80,8 @@ _SHAPES = {"multiple": True, "metavar": "SPEC", "callback": params.shapes}
     },
     validate_timeout={"type": click.FloatRange(min=0)},
 )
-@options_of(Files, "Validation", inputs=_READ, expected=_READ, save_inputs=_FILE,
-            save_outputs=_FILE, normalized={**_FILE, "group": "Rewrite"})  # fmt: skip
+@options_of(Files, "Validation", inputs=_READ, expected=_READ, save_inputs=params.FILE,
+            save_outputs=params.FILE, normalized={**params.FILE, "group": "Rewrite"})  # fmt: skip
 @options_of(
     RewriteOptions,
     "Rewrite",
@@ -101,12 +100,12 @@ _SHAPES = {"multiple": True, "metavar": "SPEC", "callback": params.shapes}
 @options_of(
     EngineOptions,
     "TensorRT",
-    plan=_FILE,
+    plan=params.FILE,
     trt_min_shapes=_SHAPES,
     trt_opt_shapes=_SHAPES,
     trt_max_shapes=_SHAPES,
     pool_limit={"multiple": True, "metavar": "POOL:SIZE", "callback": params.pool_limits},
-    timing_cache=_FILE,
+    timing_cache=params.FILE,
     builder_optimization_level={"type": click.IntRange(0, 5)},
 )  # fmt: skip
 @option(

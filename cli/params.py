@@ -8,6 +8,8 @@ modules that own each option.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 import onnx
 
@@ -39,6 +41,9 @@ def _opset(value: int | None) -> int | None:
         )
     return value
 
+
+FILE = {"type": click.Path(path_type=Path, dir_okay=False)}
+"""click's settings for a file the run writes (a folder is refused)."""
 
 shapes = _usage(parse_shapes)
 """--input-shapes and --trt-*-shapes: {input name: dims}."""

@@ -18,9 +18,10 @@ from onnx.external_data_helper import (
     uses_external_data,
 )
 
+from . import constants
 from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import LoadError
-from .graphs import graph_nodes, graphs_in, is_default_domain
+from .graphs import graph_nodes, graphs_in, is_default_domain, subgraphs
 
 TENSORFLOW_OPS = frozenset(
     {"Complex", "Real", "Imag", "Angle", "Conj", "ConjugateTranspose", "ComplexAbs",
@@ -284,19 +285,6 @@ def _memory_bytes() -> int:
         return 1 << 62
 
 
-def _constant_values(graph: onnx.GraphProto, outer: dict) -> dict[str, TensorProto]:
-    """The constants visible in `graph`: its initializers and Constant values, and
-    those of the graphs around it."""
-    found = dict(outer)
-    found.update({t.name: t for t in graph.initializer})
-    for node in graph.node:
-        if node.op_type == "Constant" and node.output:
-            for attr in node.attribute:
-                if attr.name == "value" and attr.type == AttributeProto.TENSOR:
-                    found[node.output[0]] = attr.t
-    return found
-
-
 def _check_constant_of_shape(node: onnx.NodeProto, constants: dict[str, TensorProto]) -> None:
     """A ConstantOfShape whose shape is a constant: no negative dim, and a size that
     can be held (the rewrite makes a complex one in memory)."""
@@ -316,25 +304,17 @@ def _check_constant_of_shape(node: onnx.NodeProto, constants: dict[str, TensorPr
 
 
 def _check_shapes(graph: onnx.GraphProto, outer: dict | None = None) -> None:
-    constants = _constant_values(graph, outer or {})
+    known = constants.graph_tensors(graph, outer)
     for node in graph.node:
         if node.op_type == "ConstantOfShape" and is_default_domain(node.domain):
-            _check_constant_of_shape(node, constants)
-        for attr in node.attribute:
-            for body in [attr.g] if attr.type == AttributeProto.GRAPH else attr.graphs:
-                _check_shapes(body, constants)
+            _check_constant_of_shape(node, known)
+        for body in subgraphs(node):
+            _check_shapes(body, known)
 
 
 def _dense(sparse: onnx.SparseTensorProto) -> TensorProto:
     """A sparse tensor as the dense tensor it stands for."""
-    values = numpy_helper.to_array(sparse.values)
-    indices = numpy_helper.to_array(sparse.indices).astype(np.int64)
-    dims = tuple(sparse.dims)
-    dense = np.zeros(math.prod(dims), values.dtype)
-    if indices.ndim == 2:
-        indices = np.ravel_multi_index(tuple(indices.T), dims) if indices.size else indices[:, 0]
-    dense[indices.ravel()] = values.ravel()
-    return numpy_helper.from_array(dense.reshape(dims), sparse.values.name)
+    return numpy_helper.from_array(constants.dense(sparse), sparse.values.name)
 
 
 def _densify(model: onnx.ModelProto) -> None:

@@ -30,12 +30,20 @@ are rewritten where they lie in a file run: their values are never decoded, so n
 rule reads them (a table this large is not one a rule would fold)."""
 
 
+def on_disk(t: gs.Tensor) -> TensorProto | None:
+    """The TensorProto of `t` when it is an initializer a streamed read left on disk;
+    else None. onnx-graphsurgeon keeps an initializer it has not loaded as LazyValues,
+    which holds the TensorProto: loading it there is what its export uses."""
+    lazy = getattr(t, "_values", None) if isinstance(t, gs.Constant) else None
+    tensor = getattr(lazy, "tensor", None)
+    return tensor if tensor is not None and uses_external_data(tensor) else None
+
+
 def left_on_disk(t: gs.Tensor) -> TensorProto | None:
     """The TensorProto of `t` when it is a complex initializer of LARGE bytes or more
     that a streamed read left on disk; else None."""
-    lazy = getattr(t, "_values", None) if isinstance(t, gs.Constant) else None
-    tensor = getattr(lazy, "tensor", None)
-    if tensor is None or not uses_external_data(tensor) or not is_complex_onnx(tensor.data_type):
+    tensor = on_disk(t)
+    if tensor is None or not is_complex_onnx(tensor.data_type):
         return None
     itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
     return tensor if int(np.prod(tensor.dims, dtype=np.int64)) * itemsize >= LARGE else None

@@ -20,7 +20,7 @@ from ..errors import DecomplexError, UnsupportedError
 from ..graphs import topologically_sorted
 from ..options import Options
 from ..shapes import declared_dims
-from ..stream import left_on_disk
+from ..stream import left_on_disk, on_disk
 from ..tidy import name_nodes
 from .state import State
 
@@ -109,11 +109,8 @@ def _load_read_weights(analysis: Analysis, external_dir, streamed: bool) -> None
     for a in analysis.walk():
         for node in a.nodes:
             for t in node.inputs:
-                # onnx-graphsurgeon keeps an initializer it has not loaded as LazyValues,
-                # which holds the TensorProto: loading it there is what its export uses.
-                lazy = getattr(t, "_values", None) if isinstance(t, gs.Constant) else None
-                tensor = getattr(lazy, "tensor", None)
-                if tensor is None or not uses_external_data(tensor):
+                tensor = on_disk(t)
+                if tensor is None:
                     continue
                 if streamed and left_on_disk(t) is not None:
                     continue

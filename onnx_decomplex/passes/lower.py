@@ -29,13 +29,12 @@ after it, 0.38 to 0.55 up to 2048."""
 def run(state: State, options: Options) -> State:
     target, report = options.target.target, state.report
     report.target = target
+    narrowed = Narrowed()
     if target == "onnxruntime":
         out, lowered = lower(state.model, state.opset, FASTER_ON_ONNXRUNTIME, strict=False,
                              max_length=MATMUL_DFT_MAX_LENGTH)  # fmt: skip
-        narrowed = Narrowed()
     elif target == "tensorrt":
         out, lowered = lower_for_tensorrt(state.model, state.opset)
-        narrowed = Narrowed()
         if not options.target.keep_double:
             out, narrowed = narrow_double(out, state.external_dir)
     else:

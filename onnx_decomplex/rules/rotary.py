@@ -112,8 +112,9 @@ def rotate(ctx, y, z, w, dtype) -> bool:
     )
     if why is None:
         return True
-    broadcast = len(ctx.shape(w)) < len(ctx.shape(z)) or ctx.shape(w) != ctx.shape(z)
-    if broadcast or ctx.constant(w) is not None:  # else a product of two values alike
+    if (
+        ctx.shape(w) != ctx.shape(z) or ctx.constant(w) is not None
+    ):  # else a product of two values alike
         node = "RotaryEmbedding" if standard else f"{CONTRIB}.RotaryEmbedding"
         ctx.explain(f"complex times a position table, not one {node}: {why}")
     return False
