@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import onnx
 import onnx_graphsurgeon as gs
 from onnx import AttributeProto
+from onnx_graphsurgeon.importers.onnx_importer import OnnxImporter
 
 DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
 """The spellings of the default ONNX domain."""
@@ -46,6 +47,19 @@ def topologically_sorted(graph: onnx.GraphProto) -> bool:
         if not known.issuperset(node.input):
             return False
         known.update(node.output)
+    return True
+
+
+def gs_sorted(graph: gs.Graph) -> bool:
+    """`topologically_sorted` for onnx-graphsurgeon's graph: a sort can be spared."""
+    made = set()
+    for node in graph.nodes:
+        if node.attrs and next(node.subgraphs(), None) is not None:
+            return False
+        for t in node.inputs:
+            if t.inputs and id(t) not in made:
+                return False
+        made.update(id(t) for t in node.outputs)
     return True
 
 
@@ -97,3 +111,47 @@ def node_graphs(node: onnx.NodeProto, where: str = "") -> Iterator[tuple[onnx.Gr
 def gs_graphs(graph: gs.Graph) -> list[gs.Graph]:
     """`graph` and every subgraph in it, at any depth (onnx-graphsurgeon's graphs)."""
     return [graph, *(g for n in graph.nodes for g in n.subgraphs(recursive=True))]
+
+
+def holds_graphs(graph: onnx.GraphProto) -> bool:
+    """Whether a node of `graph` holds a graph (a branch or a body)."""
+    return any(next(subgraphs(n), None) is not None for n in graph.node)
+
+
+def label(graph: gs.Graph, model: onnx.ModelProto) -> None:
+    """Gives the variables of `graph` the dtype, shape and type that
+    `gs.import_onnx(model)` gives them, where `graph` was imported from a model with
+    the same nodes and other value_info (`model` after shape inference, say): one
+    import serves both. For a graph whose nodes hold no graphs.
+
+    graphsurgeon labels a value from its first value_info, filling what that leaves
+    open from later ones, then from the graph's inputs and outputs; a value named in
+    none has no label.
+    """
+    p = model.graph
+    constants = {t.name for t in p.initializer} | {t.values.name for t in p.sparse_initializer}
+    read: dict[bytes, tuple] = {}  # one import of each type: a stack of like layers repeats
+
+    def labels_of(v: onnx.ValueInfoProto) -> tuple:
+        key = v.type.SerializeToString()
+        if key not in read:
+            t = OnnxImporter.import_tensor(v)
+            read[key] = (t.dtype, t.shape, t.type)
+        return read[key]
+
+    found: dict[str, tuple] = {}
+    for v in p.value_info:
+        if v.name in constants:
+            continue
+        new = labels_of(v)
+        old = found.get(v.name)
+        # graphsurgeon's own merge, `or` and all
+        found[v.name] = new if old is None else (old[0] or new[0], old[1] or new[1], old[2])
+    for v in [*p.input, *p.output]:
+        if v.name not in found and v.name not in constants:
+            found[v.name] = labels_of(v)
+    unlabeled = (None, None, "tensor_type")
+    for t in graph.tensors().values():
+        if isinstance(t, gs.Variable):
+            dtype, shape, kind = found.get(t.name, unlabeled)
+            t.dtype, t.shape, t.type = dtype, None if shape is None else list(shape), kind

@@ -46,6 +46,8 @@ guessed: the node is named.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -252,15 +254,13 @@ class _Walk:
         self.packed: dict[str, gs.Tensor] = {}
         self.parts: dict[str, tuple[gs.Tensor, gs.Tensor]] = {}
         self.from_parts: set[str] = set()  # real values computed from parts of complex ones
-        self.names = {name for g in gs_graphs(self.graph)
-                      for name in [*g.tensors(), *(n.name for n in g.nodes)]}  # fmt: skip
+        self.root: _Walk = self if parent is None else parent.root
+        self._names: set[str] | None = None  # taken, once the walk emits (see `names`)
         if parent is not None:
             for mine in ("kind", "shape", "elem", "native", "packed", "parts", "as_packed"):
                 getattr(self, mine).update(getattr(parent, mine))
             self.from_parts |= parent.from_parts
             self.built |= parent.built
-            parent.names |= self.names
-            self.names = parent.names
         self.output_names = [t.name for t in self.graph.outputs]
         self.declared_outputs = {t.name: _declared(t) for t in self.graph.outputs}
         self._sources(given)
@@ -336,10 +336,21 @@ class _Walk:
 
     # ---- emission --------------------------------------------------------------------
 
+    @property
+    def names(self) -> set[str]:
+        """Every tensor and node name of the whole graph, bodies included, and those
+        emitted since: gathered on the first emission (the walk as written emits none)."""
+        root = self.root
+        if root._names is None:
+            root._names = {name for g in gs_graphs(root.graph)
+                           for name in [*g.tensors(), *(n.name for n in g.nodes)]}  # fmt: skip
+        return root._names
+
     def unique(self, base: str) -> str:
         return fresh_name(base, self.names)
 
     def emit(self, op, inputs, attrs=None, *, name, dtype, shape) -> gs.Variable:
+        assert self.mixed, "the walk as written only reads its graph"
         out = gs.Variable(self.unique(name), dtype=dtype, shape=shape)
         node = gs.Node(op, name=self.unique(f"{name}_node"), attrs=attrs or {})
         node.inputs, node.outputs = list(inputs), [out]
@@ -511,11 +522,15 @@ class _Walk:
                 self._wants_complex(node, t, kinds)
             self._evidence(node, kinds)
         to = np.result_type(*[k for k in kinds if k is not None])
+        promoted = {}  # the walk as written reads a promoted operand, and casts none
         for i, (t, kind) in enumerate(zip(node.inputs, kinds, strict=True)):
-            if kind is not None:
+            if kind is not None and self.mixed:
                 node.inputs[i] = self.native_of(t)
-            elif node.op in PROMOTED and t.name and self.is_float(t):
-                node.inputs[i] = self.native_of(t, to)
+            elif kind is None and node.op in PROMOTED and t.name and self.is_float(t):
+                if self.mixed:
+                    node.inputs[i] = self.native_of(t, to)
+                else:
+                    promoted[t.name] = np.dtype(to)
         if node.op == "Cast" and not is_complex_onnx(node.attrs["to"]):
             self.cast_real[node.outputs[0].name] = (node, False)
         r = registry.get(node.op, node.domain or "")
@@ -524,7 +539,7 @@ class _Walk:
             if kind is not None:
                 self.kind[out.name] = np.dtype(kind)
                 self.native[out.name] = out
-        self._infer(node)
+        self._infer(node, promoted)
 
     def _loop(self, node: gs.Node, kinds) -> None:
         """A Loop whose body mixes the forms too: its body read the same way, with the
@@ -1034,22 +1049,18 @@ class _Walk:
 
     # ---- shapes ----------------------------------------------------------------------
 
-    def _type_of(self, t: gs.Tensor) -> onnx.TypeProto | None:
-        shape = self.shape.get(t.name)
-        if t.name in self.kind:
-            elem = onnx_of(real_of(self.kind[t.name]))
-        elif t.name in self.elem:
-            elem = onnx_of(self.elem[t.name])
-        else:
-            return None
-        return helper.make_tensor_type_proto(elem, shape)
+    def _type_of(self, t: gs.Tensor, elem: np.dtype) -> onnx.TypeProto:
+        if is_complex_np(elem):
+            elem = real_of(elem)
+        return helper.make_tensor_type_proto(onnx_of(elem), self.shape.get(t.name))
 
-    def _infer(self, node: gs.Node) -> None:
+    def _infer(self, node: gs.Node, promoted: dict[str, np.dtype] | None = None) -> None:
         """Shapes of `node`'s outputs, logical for complex values; a contradiction when
         the node's inputs cannot agree.
 
         Complex values take part as real tensors of their logical shape, which is how
-        they meet every shape rule of the op."""
+        they meet every shape rule of the op. `promoted` are real operands the op reads
+        as complex of the type given."""
         if node.op == "DFT" and node.inputs[0].name in self.kind:
             # A native complex signal: a complex value of the same shape, unless
             # the length or one-sidedness changes it.
@@ -1070,14 +1081,15 @@ class _Walk:
             schema = onnx.defs.get_schema(node.op, self.opset.get(domain, 1), domain)
         except Exception:
             return  # a custom op: its outputs stay unknown
-        known, values = [], {}
+        known, values, elems = [], {}, {}
         for t in node.inputs:
             if not t.name:
                 known.append(None)
                 continue
-            elem = self.kind[t.name] if t.name in self.kind else self.elem.get(t.name)
+            elem = (promoted or {}).get(t.name, self.kind.get(t.name, self.elem.get(t.name)))
             if elem is None:
                 return
+            elems[t.name] = elem
             shape = self.shape.get(t.name)
             known.append((np.dtype(elem).str, None if shape is None else tuple(shape)))
             value = self.constant(t) if np.dtype(elem).kind in "iu" else None
@@ -1087,7 +1099,7 @@ class _Walk:
         if key is not None and key in self.inferred:
             self._set_inferred(node, self.inferred[key])
             return
-        types = {t.name: self._type_of(t) for t in node.inputs if t.name}
+        types = {name: self._type_of(t, elems[name]) for t in node.inputs if (name := t.name)}
         data = {name: numpy_helper.from_array(v, name) for name, v in values.items()}
         proto = OnnxExporter.export_node(node)
         for attr in proto.attribute:
@@ -1224,6 +1236,47 @@ class _Walk:
         return out
 
 
+@contextlib.contextmanager
+def _labels_kept(graph: gs.Graph) -> Iterator[None]:
+    """Puts back the dtype and shape of every variable in `graph`, bodies included, as
+    they were: the walk as written sets them as it reads."""
+    saved = [(t, t.dtype, t.shape) for g in gs_graphs(graph)
+             for t in g.tensors().values() if isinstance(t, gs.Variable)]  # fmt: skip
+    try:
+        yield
+    finally:
+        for t, dtype, shape in saved:
+            t.dtype, t.shape = dtype, shape
+
+
+def _may_read_packed(graph: gs.Graph) -> bool:
+    """False when no op that computes something else on a packed tensor than on the
+    complex value it holds (`DIFFERS`, Mul, Div) can read one, under any reading: then
+    no reading finds evidence (`_Walk._evidence`), and a graph that runs as written
+    stays as it is.
+
+    What a reading may hold packed is the output of a two-input Concat (a pair), of a
+    DFT, or a graph input declared `S + [2]`, and what Neg, Identity, Add and Sub make of
+    one. True where bodies or TensorFlow's ops leave that open."""
+    if any(_is_tensorflow(n) or next(n.subgraphs(), None) is not None for n in graph.nodes):
+        return True
+    held = [t for t in graph.inputs if (t.shape or [])[-1:] == [2]]
+    held += [out for n in graph.nodes
+             if n.op == "DFT" or (n.op == "Concat" and len(n.inputs) == 2)
+             for out in n.outputs]  # fmt: skip
+    seen = {id(t) for t in held}
+    while held:
+        for node in held.pop().outputs:
+            if node.op in DIFFERS or node.op in ("Mul", "Div"):
+                return True
+            if node.op in ("Neg", "Identity", "Add", "Sub"):
+                for out in node.outputs:
+                    if id(out) not in seen:
+                        seen.add(id(out))
+                        held.append(out)
+    return False
+
+
 def _plainly_real(model: onnx.ModelProto) -> bool:
     """True for a model with no complex type that strict shape inference accepts, with
     no DFT, no Gather on a last axis of 2 and no TensorFlow op: nothing there for an
@@ -1284,11 +1337,14 @@ def _inference_key(node: gs.Node, known: list, values: list):
     return (node.op, node.domain or "", len(node.outputs), attrs, tuple(known), data)
 
 
-def normalize(model: onnx.ModelProto) -> Normalized:
+def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normalized:
     """The native-complex model that an exporter's mixed graph means.
 
     Args:
         model: A loaded model.
+        graph: `model` in onnx-graphsurgeon, its nodes named (`name_nodes`), for the
+            reading as written: that reading only reads a graph, and leaves it as it
+            found it (sorted, where it was not), for the next pass to take.
 
     Returns:
         The normalized model and what was read, or `model` itself when it reads
@@ -1312,9 +1368,13 @@ def normalize(model: onnx.ModelProto) -> Normalized:
         given = {name: COMPLEX_OF[np.dtype(declared[name])] for name in inputs}
         return _Walk(graph, opset, mixed, given, inferred=inferred, in_order=in_order)
 
-    as_written = walk(mixed=False)
+    if graph is None:
+        graph = gs.import_onnx(model)
+        name_nodes(graph)
+    with _labels_kept(graph):
+        as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=in_order)
     unchanged = Normalized(model, warnings=as_written.warnings)
-    if not as_written.conflicts and not as_written.splits:
+    if not as_written.conflicts and not (as_written.splits and _may_read_packed(graph)):
         return unchanged
     inputs = as_written.split_inputs()
     for _ in range(MAX_ROUNDS):

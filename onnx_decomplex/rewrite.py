@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
@@ -74,22 +77,67 @@ def _rewrite_graph(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
 
 
 def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
+    """Hands each complex-touching node to its rule, in order. What a rule emits takes
+    its node's place, so that a sorted graph mostly stays sorted (`tidy` sorts it only
+    where it does not)."""
     tensors = graph.tensors()
-    for name in analysis.initializers:
-        ctx.set_initializer(tensors[name])
+    placed = _Placed(graph)
+    with placed.at(None):  # first of all
+        for name in analysis.initializers:
+            ctx.set_initializer(tensors[name])
     for node in analysis.nodes:
         ctx.node = node
-        if not _fold(ctx, node):
-            registry.get(node.op, node.domain or "").fn(ctx, node)
+        with placed.at(node):
+            if not _fold(ctx, node):
+                registry.get(node.op, node.domain or "").fn(ctx, node)
     touched = {id(n) for n in analysis.nodes}
-    patterns.fold_view_as_real(ctx, [n for n in graph.nodes if id(n) not in touched])
+    for node in [n for n in graph.nodes if id(n) not in touched] + placed.emitted:
+        with placed.at(node):
+            patterns.fold_view_as_real(ctx, [node])
     ctx.node = None
     rewritten = {id(n) for n in analysis.nodes if id(n) not in ctx.kept}
     for node in analysis.nodes:
         if id(node) in rewritten:
             node.inputs.clear()
             node.outputs.clear()
-    graph.nodes = [n for n in graph.nodes if id(n) not in rewritten]
+    graph.nodes = [n for n in placed.nodes() if id(n) not in rewritten]
+
+
+class _Placed:
+    """The nodes emitted while each node of a graph was handled, set aside from the
+    graph's list (the emitter appends there) to stand before that node."""
+
+    def __init__(self, graph: gs.Graph):
+        self.graph = graph
+        self.before: dict[int, list[gs.Node]] = {}
+        self.emitted: list[gs.Node] = []  # in the order emitted
+
+    @contextlib.contextmanager
+    def at(self, node: gs.Node | None) -> Iterator[None]:
+        """Sets aside what is emitted inside the block, to stand before `node` (before
+        every node, for None)."""
+        nodes = self.graph.nodes
+        start = len(nodes)
+        yield
+        if len(nodes) > start:
+            new = nodes[start:]
+            del nodes[start:]
+            self.before.setdefault(id(node), []).extend(new)
+            self.emitted += new
+
+    def nodes(self) -> list[gs.Node]:
+        """The graph's nodes with what each one's handling emitted before it, at any
+        depth (a node emitted may have emitted more while handled)."""
+        out = []
+
+        def put(node: gs.Node) -> None:
+            for earlier in self.before.get(id(node), ()):
+                put(earlier)
+            out.append(node)
+
+        for node in [*self.before.get(id(None), ()), *self.graph.nodes]:
+            put(node)
+        return out
 
 
 # Data movement on a constant is done once, here, rather than at every run: a table

@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 import onnx_graphsurgeon as gs
 
-from .graphs import graphs_in, gs_graphs
+from .graphs import graphs_in, gs_graphs, gs_sorted
 
 
 def fresh_name(base: str, taken: set[str]) -> str:
@@ -99,11 +99,13 @@ def _drop_identities(graph: gs.Graph) -> None:
 
 
 def tidy(graph: gs.Graph) -> gs.Graph:
-    """Removes what the rewrite left unused and sorts nodes topologically."""
+    """Removes what the rewrite left unused and sorts nodes topologically, where they
+    are not sorted already."""
     if not _unlink_unused(graph):
         graph.cleanup(remove_unused_graph_inputs=False)
     _drop_identities(graph)
-    return graph.cleanup(remove_unused_graph_inputs=False).toposort()
+    graph.cleanup(remove_unused_graph_inputs=False)
+    return graph if gs_sorted(graph) else graph.toposort()
 
 
 EMITTED_DOMAINS = {"com.microsoft": 1}

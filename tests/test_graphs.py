@@ -1,8 +1,10 @@
-"""Walking graphs and subgraphs, and the default domain."""
+"""Walking graphs and subgraphs, the default domain, and labels as an import gives them."""
 
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 import pytest
+from conftest import ROOT
 from onnx import TensorProto, helper
 
 from onnx_decomplex.graphs import (
@@ -10,12 +12,15 @@ from onnx_decomplex.graphs import (
     graph_nodes,
     graphs_in,
     gs_graphs,
+    holds_graphs,
     is_default_domain,
+    label,
     labeled_graphs,
     node_graphs,
     opset_versions,
     subgraphs,
 )
+from onnx_decomplex.passes.analyze import with_shapes
 
 
 def _branch(name, op):
@@ -91,3 +96,41 @@ def test_gs_graphs_every_depth():
     assert sorted(g.name for g in gs_graphs(graph)) == ["else", "ie", "it", "main", "then"]
     assert gs_graphs(graph)[0] is graph
     assert np.dtype(graph.inputs[1].dtype) == np.float32
+
+
+MODELS = sorted(ROOT.glob("fixtures/**/*.onnx"))
+
+
+def _labels(graph: gs.Graph) -> dict:
+    return {t.name: (t.dtype, t.shape, t.type)
+            for t in graph.tensors().values() if isinstance(t, gs.Variable)}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_label_gives_what_an_import_of_the_inferred_model_gives(path):
+    model = onnx.load(str(path))
+    if holds_graphs(model.graph):
+        pytest.skip("label is for graphs whose nodes hold no graphs")
+    inferred = with_shapes(model)
+    graph = gs.import_onnx(model)
+    label(graph, inferred)
+    assert _labels(graph) == _labels(gs.import_onnx(inferred))
+
+
+def test_label_merges_value_infos_as_graphsurgeon_does():
+    """The first value_info labels a value, a later one fills in what it leaves open, and
+    a value named nowhere is unlabeled, whatever it was."""
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["b"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", f, [2])],
+                              [helper.make_tensor_value_info("b", f, None)])  # fmt: skip
+    model = helper.make_model(graph)
+    model.graph.value_info.extend([helper.make_tensor_value_info("a", f, None),
+                                   helper.make_tensor_value_info("a", f, ["n"])])  # fmt: skip
+    imported = gs.import_onnx(model)
+    plain = helper.make_model(helper.make_graph(nodes, "g", graph.input, graph.output))
+    plain.graph.value_info.extend([helper.make_tensor_value_info("b", f, [7])])
+    relabeled = gs.import_onnx(plain)
+    label(relabeled, model)
+    assert _labels(relabeled) == _labels(imported)
+    assert _labels(relabeled)["a"][1] == ["n"] and _labels(relabeled)["b"][1] is None

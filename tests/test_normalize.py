@@ -7,8 +7,12 @@ packed), converts it, and compares with numpy on complex arrays.
 
 from __future__ import annotations
 
+import contextlib
+import re
+
 import numpy as np
 import onnx
+import onnx_graphsurgeon as gs
 import pytest
 from click.testing import CliRunner
 from conftest import ROOT
@@ -19,9 +23,12 @@ from onnx import helper
 from onnx_decomplex.cli.main import main
 
 from onnx_decomplex import decomplex, validate
+from onnx_decomplex import normalize as normalize_module
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.cmath import pack
+from onnx_decomplex.graphs import gs_graphs, topologically_sorted
 from onnx_decomplex.normalize import NormalizeError, normalize
+from onnx_decomplex.tidy import name_nodes
 
 SHAPE = (3, 4)
 RANK = len(SHAPE)
@@ -429,3 +436,95 @@ def test_like_nodes_are_inferred_once(monkeypatch):
     assert 0 < calls.count("Mul") < 8
     out, _ = decomplex(model)
     assert validate(model, out).passed
+
+
+# ---- the reading as written only reads; the mixed one is spared where it cannot matter --
+
+MODELS = sorted(ROOT.glob("fixtures/**/*.onnx"))
+
+
+def _labels(graph: gs.Graph) -> list:
+    return [(t.name, t.dtype, t.shape, t.type) for g in gs_graphs(graph)
+            for t in g.tensors().values() if isinstance(t, gs.Variable)]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_the_reading_as_written_leaves_its_graph_as_it_found_it(path):
+    model = onnx.load(str(path))
+    graph = gs.import_onnx(model)
+    name_nodes(graph)
+    if not topologically_sorted(model.graph):
+        graph.toposort()  # the one change it may make
+    before, nodes = _labels(graph), [(n.op, [t.name for t in n.inputs]) for n in graph.nodes]
+    with contextlib.suppress(NormalizeError):  # refused or not, it only read
+        normalize(model, graph)
+    assert _labels(graph) == before
+    assert [(n.op, [t.name for t in n.inputs]) for n in graph.nodes] == nodes
+
+
+def _read_both_ways(model, monkeypatch):
+    """normalize(model) as it runs, and with the mixed reading never spared."""
+    may_read_packed = normalize_module._may_read_packed
+    calls = []
+
+    def noted(graph):
+        calls.append(may_read_packed(graph))
+        return calls[-1]
+
+    monkeypatch.setattr(normalize_module, "_may_read_packed", noted)
+    fast = normalize(model)
+    monkeypatch.setattr(normalize_module, "_may_read_packed", lambda g: True)
+    slow = normalize(model)
+    return fast, slow, calls
+
+
+def _same(fast, slow):
+    assert fast.readings == slow.readings and fast.packed_io == slow.packed_io
+    assert fast.model.SerializeToString() == slow.model.SerializeToString()
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_sparing_the_mixed_reading_changes_no_outcome(path, monkeypatch):
+    model = onnx.load(str(path))
+    try:
+        fast, slow, _ = _read_both_ways(model, monkeypatch)
+    except NormalizeError as e:
+        monkeypatch.undo()
+        with pytest.raises(NormalizeError, match=re.escape(str(e))):
+            normalize(model)
+        return
+    _same(fast, slow)
+
+
+def test_a_pair_nothing_computes_on_spares_the_mixed_reading(monkeypatch):
+    model = _like_layers(3)  # splits a pair, multiplies only typed values
+    fast, slow, calls = _read_both_ways(model, monkeypatch)
+    assert calls == [False]
+    _same(fast, slow)
+
+
+def test_a_pair_an_op_reads_whole_is_read(monkeypatch):
+    """Exp of a stacked pair (a packed input's conjugate) is evidence: the mixed
+    reading runs, and applies."""
+    e = Export()
+    e.inputs.append(vi("p", np.float32, [*SHAPE, 2]))
+    re, im = e.split(("p", "last"))
+    pair, _ = e.pair(re, e.op("Neg", im))
+    out = e.op("Exp", pair)
+    model = e.model([vi(out, np.float32, [*SHAPE, 2])])
+    fast, slow, calls = _read_both_ways(model, monkeypatch)
+    assert calls == [True] and fast.changed
+    _same(fast, slow)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(st.sampled_from(STEPS), min_size=1, max_size=6),
+    typed=st.tuples(st.booleans(), st.booleans()),
+)
+def test_random_exporter_graphs_read_alike_spared_or_not(steps, typed):
+    built = _program(steps, typed)
+    if built is None:
+        return
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _same(*_read_both_ways(built[0], monkeypatch)[:2])

@@ -17,7 +17,7 @@ from ..analyze import Analysis, analyze
 from ..check import find_complex
 from ..constants import graph_tensors
 from ..errors import DecomplexError, UnsupportedError
-from ..graphs import topologically_sorted
+from ..graphs import holds_graphs, label, topologically_sorted
 from ..options import Options
 from ..shapes import declared_dims
 from ..stream import left_on_disk, on_disk
@@ -26,9 +26,13 @@ from .state import State
 
 
 def run(state: State, options: Options) -> State:
-    graph = gs.import_onnx(with_shapes(state.model))
-    name_nodes(graph)
-    if not topologically_sorted(state.model.graph):
+    model, graph = state.model, state.graph
+    if graph is not None and not holds_graphs(model.graph):
+        label(graph, with_shapes(model))
+    else:
+        graph = gs.import_onnx(with_shapes(model))
+        name_nodes(graph)
+    if not topologically_sorted(model.graph):
         graph.toposort()
     analysis = analyze(graph)
     in_functions = [p for p in find_complex(state.model) if p.startswith("function ")]

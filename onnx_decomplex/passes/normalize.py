@@ -3,7 +3,8 @@
 An exporter's mixed graph is read as it means (`onnx_decomplex.normalize`), the model
 is upgraded to `target_opset` (rewrite options), and the model-local functions that
 see complex values are inlined. Graph inputs' defaults are set aside, as no rule may
-fold a value the caller can override.
+fold a value the caller can override. Where none of that changes the model, the
+import that read it is the one analysis takes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..errors import DecomplexError, OptionError
 from ..normalize import normalize
 from ..options import Options
 from ..report import initializer_bytes, op_histogram
+from ..tidy import name_nodes
 from .state import State
 
 MIN_OPSET = 11
@@ -36,8 +38,10 @@ def run(state: State, options: Options) -> State:
         initializer_bytes(model),
     )
     model, state.defaults = _defaults_aside(model)
-    normalized = normalize(model)
-    model = normalized.model
+    graph = gs.import_onnx(model)
+    name_nodes(graph)
+    normalized = normalize(model, graph)
+    read = model = normalized.model
     report.warnings = normalized.warnings
     if options.rewrite.target_opset is not None:
         model = upgrade_opset(model, options.rewrite.target_opset)
@@ -49,6 +53,8 @@ def run(state: State, options: Options) -> State:
         report.readings, report.packed_io = normalized.readings, normalized.packed_io
         report.axis0 = normalized.axis0
     state.model = state.native = _inline_complex_functions(model)
+    if state.native is read and not normalized.changed:
+        state.graph = graph  # the model as read: analysis takes this import
     return state
 
 

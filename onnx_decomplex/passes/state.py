@@ -118,7 +118,8 @@ class State:
         had_external: The input keeps tensor data in files of its own.
         defaults: Graph inputs' default values, set aside while no rule may fold them.
         opset: The default-domain opset of `native`.
-        graph: `native` in onnx-graphsurgeon, from analysis to tidying.
+        graph: `native` in onnx-graphsurgeon, from analysis to tidying; from
+            normalizing, where the model it read is `native` (one import serves both).
         analysis: Which values are complex, and what the rules will meet.
         profile: The TensorRT shape profile, with `engine`.
         toolkit: TensorRT and its GPU, checked before any work, with `engine`.
