@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import onnx
 from onnx import AttributeProto, TensorProto
 
 from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import CheckError
 from .graphs import labeled_graphs, node_graphs, node_label
-from .load import external_tensors
+from .load import holds_external
 
 
 def type_is_complex(tp: onnx.TypeProto) -> bool:
@@ -27,52 +29,66 @@ def type_is_complex(tp: onnx.TypeProto) -> bool:
     return False
 
 
-def _graph_complex(graph: onnx.GraphProto, where: str) -> list[str]:
+def _graph_complex(graph: onnx.GraphProto, where: str) -> Iterator[str]:
     """What is complex in `graph` itself: its declarations, initializers and nodes."""
-    found = []
     for kind, values in (
         ("input", graph.input),
         ("output", graph.output),
         ("value_info", graph.value_info),
     ):
-        found += [f"{where}{kind} '{v.name}'" for v in values if type_is_complex(v.type)]
-    found += [
-        f"{where}initializer '{t.name}'" for t in graph.initializer if is_complex_onnx(t.data_type)
-    ]
+        for v in values:
+            if type_is_complex(v.type):
+                yield f"{where}{kind} '{v.name}'"
+    for t in graph.initializer:
+        if is_complex_onnx(t.data_type):
+            yield f"{where}initializer '{t.name}'"
     for node in graph.node:
-        found += _node_complex(node, where)
-    return found
+        yield from _node_complex(node, where)
 
 
-def _node_complex(node: onnx.NodeProto, where: str) -> list[str]:
+def _node_complex(node: onnx.NodeProto, where: str) -> Iterator[str]:
     """What is complex in `node`'s own attributes (its bodies are walked apart)."""
-    found = []
-    label = node_label(node, where)
     for attr in node.attribute:
-        tensors = list(attr.tensors) + ([attr.t] if attr.type == AttributeProto.TENSOR else [])
+        kind = attr.type
+        if kind == AttributeProto.TENSOR:
+            tensors = [attr.t]
+        elif kind == AttributeProto.TENSORS:
+            tensors = attr.tensors
+        else:
+            tensors = ()
         if any(is_complex_onnx(t.data_type) for t in tensors):
-            found.append(f"{label} attribute '{attr.name}'")
+            yield f"{node_label(node, where)} attribute '{attr.name}'"
         elif (
-            attr.type == AttributeProto.INT
-            and attr.name in TYPE_ATTRIBUTES
-            and is_complex_onnx(attr.i)
+            kind == AttributeProto.INT and attr.name in TYPE_ATTRIBUTES and is_complex_onnx(attr.i)
         ):
-            found.append(f"{label} attribute '{attr.name}' = {TensorProto.DataType.Name(attr.i)}")
-    return found
+            name = TensorProto.DataType.Name(attr.i)
+            yield f"{node_label(node, where)} attribute '{attr.name}' = {name}"
+
+
+def _function_complex(model: onnx.ModelProto) -> Iterator[str]:
+    for fn in model.functions:
+        for node in fn.node:
+            yield from _node_complex(node, f"function '{fn.name}': ")
+            for g, where in node_graphs(node, f"function '{fn.name}': "):
+                yield from _graph_complex(g, where)
 
 
 def find_complex(model: onnx.ModelProto) -> list[str]:
     """Every place a complex type appears: graph inputs, outputs, value_info,
     initializers, Constant attributes, Cast targets, subgraphs and local functions."""
-    found = []
-    for g, where in labeled_graphs(model.graph):
-        found += _graph_complex(g, where)
-    for fn in model.functions:
-        for node in fn.node:
-            found += _node_complex(node, f"function '{fn.name}': ")
-            for g, where in node_graphs(node, f"function '{fn.name}': "):
-                found += _graph_complex(g, where)
-    return found
+    found = [p for g, where in labeled_graphs(model.graph) for p in _graph_complex(g, where)]
+    return found + list(_function_complex(model))
+
+
+def holds_complex(model: onnx.ModelProto) -> bool:
+    """Whether a complex type appears anywhere `find_complex` looks (it stops at the first)."""
+    places = (p for g, where in labeled_graphs(model.graph) for p in _graph_complex(g, where))
+    return next(places, None) is not None or next(_function_complex(model), None) is not None
+
+
+def complex_in_functions(model: onnx.ModelProto) -> list[str]:
+    """The places in model-local functions where a complex type appears."""
+    return list(_function_complex(model))
 
 
 def check(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -99,7 +115,7 @@ def check(model: onnx.ModelProto) -> onnx.ModelProto:
         except Exception as e:
             raise CheckError(f"shape inference failed on the rewritten model: {e}") from e
     try:
-        if not external_tensors(inferred):
+        if not holds_external(inferred):
             onnx.checker.check_model(inferred, full_check=True)
     except Exception as e:
         raise CheckError(f"the rewritten model fails the ONNX checker: {e}") from e

@@ -54,7 +54,7 @@ def gs_sorted(graph: gs.Graph) -> bool:
     """`topologically_sorted` for onnx-graphsurgeon's graph: a sort can be spared."""
     made = set()
     for node in graph.nodes:
-        if node.attrs and next(node.subgraphs(), None) is not None:
+        if gs_holds_graphs(node):
             return False
         for t in node.inputs:
             if t.inputs and id(t) not in made:
@@ -63,12 +63,16 @@ def gs_sorted(graph: gs.Graph) -> bool:
     return True
 
 
+_GRAPH, _GRAPHS = AttributeProto.GRAPH, AttributeProto.GRAPHS
+
+
 def subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
     """The graphs `node` holds directly: If's branches, Loop's and Scan's bodies."""
     for attr in node.attribute:
-        if attr.type == AttributeProto.GRAPH:
+        kind = attr.type
+        if kind == _GRAPH:
             yield attr.g
-        elif attr.type == AttributeProto.GRAPHS:
+        elif kind == _GRAPHS:
             yield from attr.graphs
 
 
@@ -108,9 +112,18 @@ def node_graphs(node: onnx.NodeProto, where: str = "") -> Iterator[tuple[onnx.Gr
         yield from labeled_graphs(sub, f"{node_label(node, where)} body: ")
 
 
+def gs_holds_graphs(node: gs.Node) -> bool:
+    """Whether onnx-graphsurgeon's `node` holds a graph (a branch or a body)."""
+    return any(isinstance(v, gs.Graph) for v in node.attrs.values())
+
+
 def gs_graphs(graph: gs.Graph) -> list[gs.Graph]:
     """`graph` and every subgraph in it, at any depth (onnx-graphsurgeon's graphs)."""
-    return [graph, *(g for n in graph.nodes for g in n.subgraphs(recursive=True))]
+    found = [graph]
+    for n in graph.nodes:
+        if gs_holds_graphs(n):
+            found += n.subgraphs(recursive=True)
+    return found
 
 
 def holds_graphs(graph: onnx.GraphProto) -> bool:

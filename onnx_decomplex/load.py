@@ -69,6 +69,11 @@ def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
     return [t for t in graph_tensors(model.graph) if uses_external_data(t)]
 
 
+def holds_external(model: onnx.ModelProto) -> bool:
+    """Whether a tensor's data lives in an external file (it stops at the first)."""
+    return any(uses_external_data(t) for t in graph_tensors(model.graph))
+
+
 def _external_entry(t: TensorProto, key: str) -> str | None:
     """The last value of `key` among the tensor's external data entries, as onnx reads it."""
     found = None

@@ -56,13 +56,14 @@ import onnx_graphsurgeon as gs
 from onnx import helper, numpy_helper, shape_inference
 from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
-from .check import find_complex
+from .check import holds_complex
 from .constants import gs_value
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
 from .graphs import (
     graph_nodes,
     gs_graphs,
+    gs_holds_graphs,
     is_default_domain,
     opset_versions,
     topologically_sorted,
@@ -1068,19 +1069,12 @@ class _Walk:
             if same and not _onesided(node):
                 self.shape[node.outputs[0].name] = self.shape.get(node.inputs[0].name)
             return
-        if next(node.subgraphs(), None) is not None:
-            return  # their bodies' types are their own: outputs stay unknown
         if node.op == "Transpose" and "perm" in node.attrs:
             rank = self.rank(node.inputs[0])
             if rank is not None and len(node.attrs["perm"]) != rank:
                 self.conflict(node, f"perm {list(node.attrs['perm'])} for a value of rank {rank}",
                               node.inputs[0].name)  # fmt: skip
                 return
-        try:
-            domain = "" if is_default_domain(node.domain) else node.domain
-            schema = onnx.defs.get_schema(node.op, self.opset.get(domain, 1), domain)
-        except Exception:
-            return  # a custom op: its outputs stay unknown
         known, values, elems = [], {}, {}
         for t in node.inputs:
             if not t.name:
@@ -1095,10 +1089,18 @@ class _Walk:
             value = self.constant(t) if np.dtype(elem).kind in "iu" else None
             if value is not None:
                 values[t.name] = value
+        # A body or an op with no schema has no key, nor is one ever stored for it.
         key = _inference_key(node, known, [values.get(t.name) for t in node.inputs])
         if key is not None and key in self.inferred:
             self._set_inferred(node, self.inferred[key])
             return
+        if gs_holds_graphs(node):
+            return  # their bodies' types are their own: outputs stay unknown
+        try:
+            domain = "" if is_default_domain(node.domain) else node.domain
+            schema = onnx.defs.get_schema(node.op, self.opset.get(domain, 1), domain)
+        except Exception:
+            return  # a custom op: its outputs stay unknown
         types = {name: self._type_of(t, elems[name]) for t in node.inputs if (name := t.name)}
         data = {name: numpy_helper.from_array(v, name) for name, v in values.items()}
         proto = OnnxExporter.export_node(node)
@@ -1258,7 +1260,7 @@ def _may_read_packed(graph: gs.Graph) -> bool:
     What a reading may hold packed is the output of a two-input Concat (a pair), of a
     DFT, or a graph input declared `S + [2]`, and what Neg, Identity, Add and Sub make of
     one. True where bodies or TensorFlow's ops leave that open."""
-    if any(_is_tensorflow(n) or next(n.subgraphs(), None) is not None for n in graph.nodes):
+    if any(_is_tensorflow(n) or gs_holds_graphs(n) for n in graph.nodes):
         return True
     held = [t for t in graph.inputs if (t.shape or [])[-1:] == [2]]
     held += [out for n in graph.nodes
@@ -1281,7 +1283,7 @@ def _plainly_real(model: onnx.ModelProto) -> bool:
     """True for a model with no complex type that strict shape inference accepts, with
     no DFT, no Gather on a last axis of 2 and no TensorFlow op: nothing there for an
     exporter to have mixed. A quick pass for real models, which need no walk node by node."""
-    if find_complex(model) or any(is_tensorflow_op(n) for n in graph_nodes(model.graph)):
+    if holds_complex(model) or any(is_tensorflow_op(n) for n in graph_nodes(model.graph)):
         return False
     try:
         inferred = shape_inference.infer_shapes(model, strict_mode=True)
@@ -1342,9 +1344,9 @@ def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normaliz
 
     Args:
         model: A loaded model.
-        graph: `model` in onnx-graphsurgeon, its nodes named (`name_nodes`), for the
-            reading as written: that reading only reads a graph, and leaves it as it
-            found it (sorted, where it was not), for the next pass to take.
+        graph: `model` in onnx-graphsurgeon, its nodes named (`name_nodes`) and
+            sorted, for the reading as written: that reading only reads a graph, and
+            leaves it as it found it, for the next pass to take.
 
     Returns:
         The normalized model and what was read, or `model` itself when it reads
@@ -1371,8 +1373,10 @@ def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normaliz
     if graph is None:
         graph = gs.import_onnx(model)
         name_nodes(graph)
+        if not in_order:
+            graph.toposort()
     with _labels_kept(graph):
-        as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=in_order)
+        as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=True)
     unchanged = Normalized(model, warnings=as_written.warnings)
     if not as_written.conflicts and not (as_written.splits and _may_read_packed(graph)):
         return unchanged

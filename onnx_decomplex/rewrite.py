@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
@@ -82,18 +79,22 @@ def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
     where it does not)."""
     tensors = graph.tensors()
     placed = _Placed(graph)
-    with placed.at(None):  # first of all
-        for name in analysis.initializers:
-            ctx.set_initializer(tensors[name])
+    start = placed.start()
+    for name in analysis.initializers:
+        ctx.set_initializer(tensors[name])
+    placed.before(None, start)  # first of all
     for node in analysis.nodes:
         ctx.node = node
-        with placed.at(node):
-            if not _fold(ctx, node):
-                registry.get(node.op, node.domain or "").fn(ctx, node)
+        start = placed.start()
+        if not _fold(ctx, node):
+            registry.get(node.op, node.domain or "").fn(ctx, node)
+        placed.before(node, start)
     touched = {id(n) for n in analysis.nodes}
     for node in [n for n in graph.nodes if id(n) not in touched] + placed.emitted:
-        with placed.at(node):
+        if node.op == "Concat":  # a view_as_real
+            start = placed.start()
             patterns.fold_view_as_real(ctx, [node])
+            placed.before(node, start)
     ctx.node = None
     rewritten = {id(n) for n in analysis.nodes if id(n) not in ctx.kept}
     for node in analysis.nodes:
@@ -109,20 +110,21 @@ class _Placed:
 
     def __init__(self, graph: gs.Graph):
         self.graph = graph
-        self.before: dict[int, list[gs.Node]] = {}
+        self.placed: dict[int, list[gs.Node]] = {}
         self.emitted: list[gs.Node] = []  # in the order emitted
 
-    @contextlib.contextmanager
-    def at(self, node: gs.Node | None) -> Iterator[None]:
-        """Sets aside what is emitted inside the block, to stand before `node` (before
-        every node, for None)."""
+    def start(self) -> int:
+        """Where the next node emitted will be."""
+        return len(self.graph.nodes)
+
+    def before(self, node: gs.Node | None, start: int) -> None:
+        """Sets aside what was emitted since `start`, to stand before `node` (before every
+        node, for None)."""
         nodes = self.graph.nodes
-        start = len(nodes)
-        yield
         if len(nodes) > start:
             new = nodes[start:]
             del nodes[start:]
-            self.before.setdefault(id(node), []).extend(new)
+            self.placed.setdefault(id(node), []).extend(new)
             self.emitted += new
 
     def nodes(self) -> list[gs.Node]:
@@ -131,11 +133,11 @@ class _Placed:
         out = []
 
         def put(node: gs.Node) -> None:
-            for earlier in self.before.get(id(node), ()):
+            for earlier in self.placed.get(id(node), ()):
                 put(earlier)
             out.append(node)
 
-        for node in [*self.before.get(id(None), ()), *self.graph.nodes]:
+        for node in [*self.placed.get(id(None), ()), *self.graph.nodes]:
             put(node)
         return out
 

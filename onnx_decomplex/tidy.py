@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 import onnx_graphsurgeon as gs
 
-from .graphs import graphs_in, gs_graphs, gs_sorted
+from .graphs import graphs_in, gs_graphs, gs_holds_graphs, gs_sorted
 
 
 def fresh_name(base: str, taken: set[str]) -> str:
@@ -43,7 +43,7 @@ def _unlink_unused(graph: gs.Graph) -> bool:
     finds afterwards is the same, so its own subgraph handling stands where a node
     holds one (this leaves such graphs to it).
     """
-    if any(n.attrs and next(n.subgraphs(), None) is not None for n in graph.nodes):
+    if any(gs_holds_graphs(n) for n in graph.nodes):
         return
     needed, stack = set(), [t for t in graph.outputs]
     seen = {id(t) for t in stack}
@@ -83,6 +83,7 @@ def _drop_identities(graph: gs.Graph) -> None:
     Once those are gone, the copy is not needed.
     """
     kept = {id(t) for t in [*graph.inputs, *graph.outputs]}
+    dropped = set()
     for node in graph.nodes:
         if node.op != "Identity" or not node.inputs or not node.outputs:
             continue
@@ -96,15 +97,23 @@ def _drop_identities(graph: gs.Graph) -> None:
         node.inputs.clear()
         node.outputs.clear()
         producer.outputs[producer.outputs.index(src)] = dst
+        dropped.add(id(node))
+    if dropped:
+        graph.nodes = [n for n in graph.nodes if id(n) not in dropped]
 
 
 def tidy(graph: gs.Graph) -> gs.Graph:
     """Removes what the rewrite left unused and sorts nodes topologically, where they
-    are not sorted already."""
-    if not _unlink_unused(graph):
+    are not sorted already.
+
+    graphsurgeon's cleanup runs where `_unlink_unused` leaves a graph to it, and where
+    there is more to clean: local functions, or a graph input some node produces."""
+    unlinked = _unlink_unused(graph)
+    if not unlinked:
         graph.cleanup(remove_unused_graph_inputs=False)
     _drop_identities(graph)
-    graph.cleanup(remove_unused_graph_inputs=False)
+    if not unlinked or graph.functions or any(t.inputs for t in graph.inputs):
+        graph.cleanup(remove_unused_graph_inputs=False)
     return graph if gs_sorted(graph) else graph.toposort()
 
 

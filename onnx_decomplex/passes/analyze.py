@@ -14,7 +14,7 @@ from onnx import numpy_helper
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ..analyze import Analysis, analyze
-from ..check import find_complex
+from ..check import complex_in_functions
 from ..constants import graph_tensors
 from ..errors import DecomplexError, UnsupportedError
 from ..graphs import holds_graphs, label, topologically_sorted
@@ -28,14 +28,14 @@ from .state import State
 def run(state: State, options: Options) -> State:
     model, graph = state.model, state.graph
     if graph is not None and not holds_graphs(model.graph):
-        label(graph, with_shapes(model))
+        label(graph, with_shapes(model))  # sorted already
     else:
         graph = gs.import_onnx(with_shapes(model))
         name_nodes(graph)
-    if not topologically_sorted(model.graph):
-        graph.toposort()
+        if not topologically_sorted(model.graph):
+            graph.toposort()
     analysis = analyze(graph)
-    in_functions = [p for p in find_complex(state.model) if p.startswith("function ")]
+    in_functions = complex_in_functions(state.model)
     if in_functions:
         raise DecomplexError(
             f"complex values inside model-local functions: {', '.join(in_functions)}"

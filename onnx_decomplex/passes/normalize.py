@@ -18,7 +18,7 @@ import onnx_graphsurgeon as gs
 
 from .. import graphs
 from ..analyze import analyze
-from ..check import find_complex
+from ..check import complex_in_functions
 from ..errors import DecomplexError, OptionError
 from ..normalize import normalize
 from ..options import Options
@@ -40,6 +40,8 @@ def run(state: State, options: Options) -> State:
     model, state.defaults = _defaults_aside(model)
     graph = gs.import_onnx(model)
     name_nodes(graph)
+    if not graphs.topologically_sorted(model.graph):
+        graph.toposort()
     normalized = normalize(model, graph)
     read = model = normalized.model
     report.warnings = normalized.warnings
@@ -114,7 +116,7 @@ def _inline_complex_functions(model: onnx.ModelProto) -> onnx.ModelProto:
         for n in graph.nodes
         if (n.domain, n.op) in local and (n.op, n.name) in touched
     }
-    if not calls and not [p for p in find_complex(model) if p.startswith("function ")]:
+    if not calls and not complex_in_functions(model):
         return model
     ids = sorted(calls or local)
     return onnx.inliner.inline_selected_functions(model, ids, exclude=False)

@@ -5,7 +5,7 @@ options: `external_data` (default: as the input keeps its data)."""
 
 from __future__ import annotations
 
-from ..load import external_tensors
+from ..load import holds_external
 from ..options import Options
 from ..save import stage_copy, stage_model
 from .state import FileResult, State
@@ -28,7 +28,7 @@ def run(state: State, options: Options) -> State:
             external_data,
             source_dir=src.parent,
             progress=state.progress,
-            check=bool(external_tensors(state.model)),  # the check pass left it to this one
+            check=holds_external(state.model),  # the check pass left it to this one
         )
     if state.files.normalized is not None:
         stage_model(state.original, state.files.normalized, transaction, external_data,
