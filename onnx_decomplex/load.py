@@ -122,9 +122,11 @@ def external_length(t: TensorProto, base_dir: Path) -> int:
     return (base_dir / location).stat().st_size - offset
 
 
-def _check_external(model: onnx.ModelProto, path: Path) -> None:
+def _check_external(external: list[TensorProto], path: Path) -> None:
+    """Each of the `external` tensors of the model at `path` points into a file beside
+    it, long enough to hold its data."""
     base = path.parent
-    for t in external_tensors(model):
+    for t in external:
         try:
             location, offset, length = external_location(t)
         except LoadError as e:
@@ -392,12 +394,12 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
     try:
         _check_sound(model)
         external = external_tensors(model)
-        _check_external(model, path)
+        _check_external(external, path)
     except LoadError as e:
         raise e.at_file(str(path)) from None
     # Tensors in node attributes (a Constant's value) are read where they are used,
     # with no folder to find their files in: they are always loaded, from beside `path`.
-    in_nodes = {id(t) for _, t in _node_tensors(model.graph)}
+    in_nodes = {id(t) for _, t in _node_tensors(model.graph)} if external else set()
     try:
         with warnings.catch_warnings():
             # onnx warns of external data keys it ignores; the data is still read right.

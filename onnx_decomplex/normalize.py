@@ -47,6 +47,7 @@ guessed: the node is named.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -1361,19 +1362,20 @@ def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normaliz
     opset = opset_versions(model)
 
     inferred = {}  # shared by every reading: each asks the same nodes
-    in_order = topologically_sorted(model.graph)
+
+    in_order = functools.cache(lambda: topologically_sorted(model.graph))
 
     def walk(mixed: bool, inputs: set[str] = frozenset()) -> _Walk:
         graph = gs.import_onnx(model)
         name_nodes(graph)  # so that every reading and refusal names its node
         declared = {t.name: t.dtype for t in graph.inputs}
         given = {name: COMPLEX_OF[np.dtype(declared[name])] for name in inputs}
-        return _Walk(graph, opset, mixed, given, inferred=inferred, in_order=in_order)
+        return _Walk(graph, opset, mixed, given, inferred=inferred, in_order=in_order())
 
     if graph is None:
         graph = gs.import_onnx(model)
         name_nodes(graph)
-        if not in_order:
+        if not in_order():
             graph.toposort()
     with _labels_kept(graph):
         as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=True)

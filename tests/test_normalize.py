@@ -528,3 +528,29 @@ def test_random_exporter_graphs_read_alike_spared_or_not(steps, typed):
         return
     with pytest.MonkeyPatch.context() as monkeypatch:
         _same(*_read_both_ways(built[0], monkeypatch)[:2])
+
+
+def _reversed(model: onnx.ModelProto) -> onnx.ModelProto:
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    nodes = list(out.graph.node)[::-1]
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    return out
+
+
+@pytest.mark.parametrize("path", MODELS[::7], ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_nodes_out_of_order_read_as_in_order(path):
+    model = onnx.load(str(path))
+    try:
+        sorted_ = normalize(model)
+    except NormalizeError as e:
+        with pytest.raises(NormalizeError, match=re.escape(str(e).split(":")[0])):
+            normalize(_reversed(model))
+        return
+    shuffled = normalize(_reversed(model))
+    assert sorted(shuffled.readings) == sorted(sorted_.readings)
+    assert sorted(shuffled.packed_io) == sorted(sorted_.packed_io)
+    if sorted_.changed:  # what it means, converted from either order
+        out, _ = decomplex(_reversed(model))
+        assert validate(sorted_.model, out, edges=False).passed
