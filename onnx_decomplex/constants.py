@@ -13,6 +13,7 @@ type ONNX gives it:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -130,7 +131,7 @@ def gs_value(t: gs.Tensor | None, max_elements: int | None = None) -> np.ndarray
     more than `max_elements` elements (which is then not read: it may be on disk)."""
     while t is not None and t.name:
         if isinstance(t, gs.Constant):
-            size = int(np.prod(t.shape)) if t.shape is not None else None
+            size = math.prod(t.shape) if t.shape is not None else None
             if max_elements is not None and (size is None or size > max_elements):
                 return None
             return np.asarray(t.values)

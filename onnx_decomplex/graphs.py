@@ -80,8 +80,13 @@ def graphs_in(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """`graph` and every subgraph in it, at any depth."""
     yield graph
     for node in graph.node:
-        for sub in subgraphs(node):
-            yield from graphs_in(sub)
+        for attr in node.attribute:  # `subgraphs`, without a generator per node
+            kind = attr.type
+            if kind == _GRAPH:
+                yield from graphs_in(attr.g)
+            elif kind == _GRAPHS:
+                for sub in attr.graphs:
+                    yield from graphs_in(sub)
 
 
 def graph_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:

@@ -35,33 +35,53 @@ STREAM_MIN_BYTES = 1 << 20
 their bytes file to file."""
 
 
+_TENSOR, _TENSORS = AttributeProto.TENSOR, AttributeProto.TENSORS
+_GRAPH, _GRAPHS = AttributeProto.GRAPH, AttributeProto.GRAPHS
+
+
 def is_tensorflow_op(node: onnx.NodeProto) -> bool:
     """True for one of TensorFlow's complex ops, as tf2onnx writes it."""
     return node.op_type in TENSORFLOW_OPS and is_default_domain(node.domain)
 
 
 def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
-    """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included."""
-    for g in graphs_in(graph):
-        yield from g.initializer
-        for node in g.node:
-            for attr in node.attribute:
-                if attr.type == AttributeProto.TENSOR:
-                    yield attr.t
-                elif attr.type == AttributeProto.TENSORS:
-                    yield from attr.tensors
+    """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included
+    (in `graphs_in`'s order; one look at each attribute finds both)."""
+    yield from graph.initializer
+    inner = []
+    for node in graph.node:
+        for attr in node.attribute:
+            kind = attr.type
+            if kind == _TENSOR:
+                yield attr.t
+            elif kind == _TENSORS:
+                yield from attr.tensors
+            elif kind == _GRAPH:
+                inner.append(attr.g)
+            elif kind == _GRAPHS:
+                inner += attr.graphs
+    for g in inner:
+        yield from graph_tensors(g)
 
 
 def _node_tensors(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto, TensorProto]]:
-    """Every tensor held in a node attribute (a Constant's value, say), with its node."""
-    for g in graphs_in(graph):
-        for node in g.node:
-            for attr in node.attribute:
-                if attr.type == AttributeProto.TENSOR:
-                    yield node, attr.t
-                elif attr.type == AttributeProto.TENSORS:
-                    for t in attr.tensors:
-                        yield node, t
+    """Every tensor held in a node attribute (a Constant's value, say), with its node,
+    in `graph_tensors`' order."""
+    inner = []
+    for node in graph.node:
+        for attr in node.attribute:
+            kind = attr.type
+            if kind == _TENSOR:
+                yield node, attr.t
+            elif kind == _TENSORS:
+                for t in attr.tensors:
+                    yield node, t
+            elif kind == _GRAPH:
+                inner.append(attr.g)
+            elif kind == _GRAPHS:
+                inner += attr.graphs
+    for g in inner:
+        yield from _node_tensors(g)
 
 
 def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:

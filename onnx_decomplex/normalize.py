@@ -46,9 +46,7 @@ guessed: the node is named.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -205,12 +203,13 @@ class _Walk:
     """One reading of the whole graph.
 
     With `mixed` off, values are what their types say and every node reads them as
-    written; the walk only looks for contradictions. With it on, the readings of the
-    module docstring apply. `given` are the inputs read as complex, with their type:
-    inputs declared real `S + [2]` read as complex S, or a Loop body's state.
-    A `parent` walk lends a body walk the forms of the values the body captures.
-    `inferred` holds the shapes earlier walks inferred, shared; `in_order` says the
-    graph's nodes are sorted already.
+    written; the walk only looks for contradictions, and changes nothing in the graph
+    but the labels of values, noting in `labels` each label it changes, as it was.
+    With it on, the readings of the module docstring apply. `given` are the
+    inputs read as complex, with their type: inputs declared real `S + [2]` read as
+    complex S, or a Loop body's state. A `parent` walk lends a body walk the forms of
+    the values the body captures. `inferred` holds the shapes earlier walks inferred,
+    shared; `in_order` says the graph's nodes are sorted already.
     """
 
     def __init__(
@@ -222,8 +221,10 @@ class _Walk:
         parent: _Walk | None = None,
         inferred: dict | None = None,
         in_order: bool = False,
+        labels: list | None = None,
     ):
         self.mixed = mixed
+        self.labels = parent.labels if parent is not None else labels
         # Shapes inferred, by what decides them: a stack of like layers asks once.
         self.inferred = parent.inferred if parent is not None else inferred
         if self.inferred is None:
@@ -279,6 +280,7 @@ class _Walk:
                 # Exporters' labels of intermediate values are often wrong; outputs
                 # keep their declarations in `declared_outputs`. (Values a body
                 # captures are its enclosing graph's, and keep theirs.)
+                self._keep_label(t)
                 t.dtype, t.shape = None, None
                 if id(t) in outputs:
                     t.dtype, t.shape = self.declared_outputs[t.name]
@@ -295,6 +297,10 @@ class _Walk:
                 self.as_packed[t.name] = "last"
             if dtype is not None:
                 self._record(t, dtype, shape)
+
+    def _keep_label(self, t: gs.Tensor) -> None:
+        if self.labels is not None:
+            self.labels.append((t, t.dtype, t.shape))
 
     def _record(self, t: gs.Tensor, dtype: np.dtype, shape: Shape) -> None:
         self.shape[t.name] = shape
@@ -1192,6 +1198,7 @@ class _Walk:
                 self.graph.nodes.append(node)
                 self.graph.outputs[i] = out
             elif isinstance(t, gs.Variable):
+                self._keep_label(t)
                 t.dtype, t.shape = kind, declared
 
     def packed_inputs(self) -> set[str]:
@@ -1237,19 +1244,6 @@ class _Walk:
         out = gs.export_onnx(self.graph, do_type_check=False)
         keep_model_fields(model, out)
         return out
-
-
-@contextlib.contextmanager
-def _labels_kept(graph: gs.Graph) -> Iterator[None]:
-    """Puts back the dtype and shape of every variable in `graph`, bodies included, as
-    they were: the walk as written sets them as it reads."""
-    saved = [(t, t.dtype, t.shape) for g in gs_graphs(graph)
-             for t in g.tensors().values() if isinstance(t, gs.Variable)]  # fmt: skip
-    try:
-        yield
-    finally:
-        for t, dtype, shape in saved:
-            t.dtype, t.shape = dtype, shape
 
 
 def _may_read_packed(graph: gs.Graph) -> bool:
@@ -1377,8 +1371,12 @@ def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normaliz
         name_nodes(graph)
         if not in_order():
             graph.toposort()
-    with _labels_kept(graph):
-        as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=True)
+    labels = []
+    try:
+        as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=True, labels=labels)
+    finally:
+        for t, dtype, shape in reversed(labels):  # the first kept is the one it had
+            t.dtype, t.shape = dtype, shape
     unchanged = Normalized(model, warnings=as_written.warnings)
     if not as_written.conflicts and not (as_written.splits and _may_read_packed(graph)):
         return unchanged

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-import numpy as np
 import onnx
 
 from .contract import Contract, IORow
@@ -19,7 +19,7 @@ def initializer_bytes(model: onnx.ModelProto) -> int:
             total += sum(len(s) for s in t.string_data)
             continue
         itemsize = onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-        total += int(np.prod(t.dims, dtype=np.int64)) * itemsize
+        total += math.prod(t.dims) * itemsize
     return total
 
 

@@ -554,3 +554,28 @@ def test_nodes_out_of_order_read_as_in_order(path):
     if sorted_.changed:  # what it means, converted from either order
         out, _ = decomplex(_reversed(model))
         assert validate(sorted_.model, out, edges=False).passed
+
+
+def test_the_reading_as_written_promotes_a_real_operand_without_casting_it(monkeypatch):
+    """Add(z complex128, r float32): the reading infers the Add on complex128 operands,
+    as the op promotes them, and adds no Cast to the graph it only reads."""
+    nodes = [helper.make_node("Gather", ["p", "zero"], ["p0"], axis=-1),
+             helper.make_node("Add", ["z", "r"], ["y"])]  # fmt: skip
+    model = make_model(nodes, [vi("z", np.complex128, [3]), vi("r", np.float32, [3]),
+                               vi("p", np.float32, [3, 2])],
+                       [vi("y", np.complex128, [3]), vi("p0", np.float32, [3])],
+                       [init("zero", np.array(0, np.int64))])  # fmt: skip
+    graph = gs.import_onnx(model)
+    name_nodes(graph)
+    found = {}
+    walk = normalize_module._Walk
+
+    def noted(*args, **kwargs):
+        found["walk"] = walk(*args, **kwargs)
+        return found["walk"]
+
+    monkeypatch.setattr(normalize_module, "_Walk", noted)
+    assert normalize(model, graph).model is model
+    assert found["walk"].conflicts == []
+    assert found["walk"].shape["y"] == [3] and found["walk"].kind["y"] == np.complex128
+    assert [n.op for n in graph.nodes] == ["Gather", "Add"]

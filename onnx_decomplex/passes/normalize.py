@@ -40,7 +40,7 @@ def run(state: State, options: Options) -> State:
     model, state.defaults = _defaults_aside(model)
     graph = gs.import_onnx(model)
     name_nodes(graph)
-    if not graphs.topologically_sorted(model.graph):
+    if not graphs.gs_sorted(graph):
         graph.toposort()
     normalized = normalize(model, graph)
     read = model = normalized.model
