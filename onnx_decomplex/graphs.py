@@ -131,11 +131,6 @@ def gs_graphs(graph: gs.Graph) -> list[gs.Graph]:
     return found
 
 
-def holds_graphs(graph: onnx.GraphProto) -> bool:
-    """Whether a node of `graph` holds a graph (a branch or a body)."""
-    return any(next(subgraphs(n), None) is not None for n in graph.node)
-
-
 def label(graph: gs.Graph, model: onnx.ModelProto) -> None:
     """Gives the variables of `graph` the dtype, shape and type that
     `gs.import_onnx(model)` gives them, where `graph` was imported from a model with

@@ -183,7 +183,8 @@ def stage_model(
                         progress)  # fmt: skip
             onnx.save_model(to_save, str(tmp / path.name))
         else:
-            onnx.save_model(model, str(tmp / path.name))
+            # onnx.save_model's walk for tensors to move out would find none
+            (tmp / path.name).write_bytes(model.SerializeToString())
         for f in tmp.iterdir():
             os.chmod(f, 0o666 & ~umask())
     except OSError as e:

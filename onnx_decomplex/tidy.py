@@ -134,7 +134,10 @@ def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
     del dst.opset_import[:]
     dst.opset_import.extend(src.opset_import)
     imported = {o.domain for o in dst.opset_import}
-    used = {n.domain for g in graphs_in(dst.graph) for n in g.node}
+    used = set()
+    for g in graphs_in(dst.graph):  # one walk: the domains used, the labels dropped
+        used.update(n.domain for n in g.node)
+        del g.value_info[:]
     for domain in sorted(used & set(EMITTED_DOMAINS) - imported):
         dst.opset_import.append(onnx.helper.make_opsetid(domain, EMITTED_DOMAINS[domain]))
     for field in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
@@ -143,10 +146,3 @@ def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
     dst.metadata_props.extend(src.metadata_props)
     if not dst.functions and src.functions:
         dst.functions.extend(src.functions)
-    _drop_value_info(dst.graph)
-
-
-def _drop_value_info(graph: onnx.GraphProto) -> None:
-    """Drops the labels of a graph and of every subgraph in it."""
-    for g in graphs_in(graph):
-        del g.value_info[:]

@@ -17,7 +17,7 @@ from ..analyze import Analysis, analyze
 from ..check import complex_in_functions
 from ..constants import graph_tensors
 from ..errors import DecomplexError, UnsupportedError
-from ..graphs import holds_graphs, label, topologically_sorted
+from ..graphs import gs_holds_graphs, label, topologically_sorted
 from ..options import Options
 from ..shapes import declared_dims
 from ..stream import left_on_disk, on_disk
@@ -27,7 +27,7 @@ from .state import State
 
 def run(state: State, options: Options) -> State:
     model, graph = state.model, state.graph
-    if graph is not None and not holds_graphs(model.graph):
+    if graph is not None and not any(gs_holds_graphs(n) for n in graph.nodes):
         label(graph, with_shapes(model))  # sorted already
     else:
         graph = gs.import_onnx(with_shapes(model))
