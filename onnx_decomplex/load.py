@@ -45,28 +45,24 @@ def is_tensorflow_op(node: onnx.NodeProto) -> bool:
 
 
 def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
-    """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included
-    (in `graphs_in`'s order; one look at each attribute finds both)."""
-    yield from graph.initializer
-    inner = []
-    for node in graph.node:
-        for attr in node.attribute:
-            kind = attr.type
-            if kind == _TENSOR:
-                yield attr.t
-            elif kind == _TENSORS:
-                yield from attr.tensors
-            elif kind == _GRAPH:
-                inner.append(attr.g)
-            elif kind == _GRAPHS:
-                inner += attr.graphs
-    for g in inner:
-        yield from graph_tensors(g)
+    """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included."""
+    return (t for _, t in _tensors_in(graph, initializers=True))
 
 
 def _node_tensors(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto, TensorProto]]:
-    """Every tensor held in a node attribute (a Constant's value, say), with its node,
-    in `graph_tensors`' order."""
+    """Every tensor held in a node attribute (a Constant's value, say), with its node."""
+    return _tensors_in(graph, initializers=False)
+
+
+def _tensors_in(
+    graph: onnx.GraphProto, initializers: bool
+) -> Iterator[tuple[onnx.NodeProto | None, TensorProto]]:
+    """The tensors of `graph` and of its subgraphs, in `graphs_in`'s order, each with the
+    node that holds it (None for an initializer); one look at each attribute finds
+    tensors and bodies both."""
+    if initializers:
+        for t in graph.initializer:
+            yield None, t
     inner = []
     for node in graph.node:
         for attr in node.attribute:
@@ -81,7 +77,7 @@ def _node_tensors(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto, Tens
             elif kind == _GRAPHS:
                 inner += attr.graphs
     for g in inner:
-        yield from _node_tensors(g)
+        yield from _tensors_in(g, initializers)
 
 
 def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:

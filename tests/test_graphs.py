@@ -13,6 +13,7 @@ from onnx_decomplex.graphs import (
     graphs_in,
     gs_graphs,
     gs_holds_graphs,
+    gs_sorted,
     is_default_domain,
     label,
     labeled_graphs,
@@ -134,3 +135,15 @@ def test_label_merges_value_infos_as_graphsurgeon_does():
     label(relabeled, model)
     assert _labels(relabeled) == _labels(imported)
     assert _labels(relabeled)["a"][1] == ["n"] and _labels(relabeled)["b"][1] is None
+
+
+def test_gs_sorted():
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", f, [2])],
+                              [helper.make_tensor_value_info("y", f, [2])])  # fmt: skip
+    imported = gs.import_onnx(helper.make_model(graph))
+    assert gs_sorted(imported)
+    imported.nodes.reverse()
+    assert not gs_sorted(imported)
+    assert gs_sorted(imported.toposort())
