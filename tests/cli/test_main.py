@@ -72,7 +72,8 @@ def test_quiet_and_verbose(work):
     took = next(line for line in verbose.splitlines() if line.startswith("passes: "))
     names = [part.split()[0] for part in took.removeprefix("passes: ").split(", ")]
     order = [p.name for p in PASSES]
-    assert "rewrite" in names and names == sorted(names, key=order.index)
+    # Passes under half a millisecond are left out: which ones depends on the machine.
+    assert names and set(names) <= set(order) and names == sorted(names, key=order.index)
 
 
 def test_input_shapes_both_syntaxes(work):
