@@ -508,8 +508,8 @@ def test_a_pair_an_op_reads_whole_is_read(monkeypatch):
     reading runs, and applies."""
     e = Export()
     e.inputs.append(vi("p", np.float32, [*SHAPE, 2]))
-    re, im = e.split(("p", "last"))
-    pair, _ = e.pair(re, e.op("Neg", im))
+    real, imag = e.split(("p", "last"))
+    pair, _ = e.pair(real, e.op("Neg", imag))
     out = e.op("Exp", pair)
     model = e.model([vi(out, np.float32, [*SHAPE, 2])])
     fast, slow, calls = _read_both_ways(model, monkeypatch)
