@@ -78,6 +78,7 @@ def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
     graph = model.graph
     infos = {v.name: v for v in [*graph.input, *graph.value_info, *graph.output]}
     constants = graph_tensors(graph)
+    targets: dict[str, list[int]] = {}  # a layer stack's Reshapes share a few shapes
     named = set()
     for n in graph.node:
         if n.op_type != "Reshape" or len(n.input) < 2 or n.input[1] not in constants:
@@ -86,10 +87,12 @@ def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
             continue
         if any(a.name == "allowzero" and a.i for a in n.attribute):
             continue
-        target = numpy_helper.to_array(constants[n.input[1]]).reshape(-1).tolist()
         source, out = infos.get(n.input[0]), infos.get(n.output[0])
         if source is None or out is None:
             continue
+        if n.input[1] not in targets:
+            targets[n.input[1]] = numpy_helper.to_array(constants[n.input[1]]).ravel().tolist()
+        target = targets[n.input[1]]
         source, dims = declared_dims(source), declared_dims(out)
         if source is None or dims is None or target.count(-1) != 1 or 0 in target:
             continue

@@ -284,6 +284,42 @@ def test_console_script_installed(work):
     assert "PASSED y" in proc.stdout
 
 
+@pytest.mark.parametrize(
+    "fixture, args, code, says",
+    [
+        ("complex_io.onnx", ["-v"], 0, "passes: "),  # the last lines printed, flushed
+        ("complex_relu.onnx", [], EXIT_ERROR, "cannot take complex values"),
+        ("complex_io.onnx", ["--atol", "0", "--rtol", "0"], EXIT_VALIDATION, "validation failed"),
+        ("complex_io.onnx", ["--bogus"], 2, "No such option"),
+    ],
+)
+def test_the_console_script_ends_with_the_run(work, fixture, args, code, says):
+    """The command ends its process once the run is over (`run`): its exit status and
+    everything it printed, on both streams, are the run's."""
+    src, out = work
+    model = _copy(fixture, src)
+    exe = Path(sys.executable).parent / "onnx-decomplex"
+    proc = subprocess.run([str(exe), str(model), str(out / "y.onnx"), *args],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == code, proc.stderr
+    assert says in proc.stdout + proc.stderr
+    assert (out / "y.onnx").exists() == (code == 0)
+
+
+def test_the_console_script_runs_exit_handlers(work):
+    """A profiler's or coverage's exit handler still runs when the command ends."""
+    src, out = work
+    model = _copy("complex_io.onnx", src)
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: print('handler ran', flush=True))\n"
+              "from onnx_decomplex.cli.main import run\n"
+              f"sys.argv = ['onnx-decomplex', {str(model)!r}, {str(out / 'z.onnx')!r}, '-q']\n"
+              "run()\n")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "handler ran\n" and (out / "z.onnx").exists()
+
+
 def test_unvalidatable_model_leaves_nothing_unless_asked(work):
     # Validation cannot run on inputs that lack one of the model's: without it there
     # is no output, unless --no-validate asks for it unchecked.
