@@ -26,6 +26,8 @@ class Analysis:
             from a complex source shown when a node is refused.
         subgraphs: For each `If`, `Loop` or `Scan` node that touches complex values,
             its subgraphs with their own analyses.
+        tensors: The graph's tensors by name, as analysis read them; the rewrite
+            starts from the same graph.
     """
 
     complex: dict[str, np.dtype] = field(default_factory=dict)
@@ -37,6 +39,7 @@ class Analysis:
     unsupported: list[Unsupported] = field(default_factory=list)
     came_from: dict[str, tuple[str, str]] = field(default_factory=dict)
     subgraphs: dict[str, list[tuple[gs.Graph, Analysis]]] = field(default_factory=dict)
+    tensors: dict[str, gs.Tensor] = field(default_factory=dict, repr=False)
 
     def path(self, tensor: str, limit: int = 8) -> tuple[str, ...]:
         """Tensor and node names from a complex source to `tensor`, last `limit` hops."""

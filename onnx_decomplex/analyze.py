@@ -128,6 +128,7 @@ def analyze(
     outer: dict[str, np.dtype] | None = None,
     input_kinds: list[np.dtype | None] | None = None,
     opset: int | None = None,
+    tensors: dict[str, gs.Tensor] | None = None,
 ) -> Analysis:
     """Propagates complex types through `graph`, which must be topologically sorted.
 
@@ -140,6 +141,7 @@ def analyze(
             node gives it; its input labels are not read.
         opset: The default-domain opset, which some refusals depend on; by default
             the one `graph` was imported with.
+        tensors: `graph.tensors()`, where the caller has it already.
 
     Returns:
         The complex values, their sources, the nodes to rewrite and the nodes that
@@ -157,7 +159,8 @@ def analyze(
         if kind is not None:
             a.complex[t.name] = np.dtype(kind)
             a.inputs.append(t.name)
-    for name, t in graph.tensors().items():
+    a.tensors = graph.tensors() if tensors is None else tensors
+    for name, t in a.tensors.items():
         if isinstance(t, gs.Constant) and _is_complex_tensor(t):
             a.complex[name] = np.dtype(t.dtype)
             a.initializers.append(name)

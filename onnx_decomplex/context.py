@@ -56,7 +56,11 @@ class Context(Ops):
         parent: Context | None = None,
         streamed: Streamed | None = None,
     ):
-        emitter = parent.emitter.child(graph) if parent else Emitter(graph, opset)
+        if parent is not None:
+            emitter = parent.emitter.child(graph)
+        else:  # the names analysis read, and the nodes'
+            names = set(analysis.tensors or graph.tensors()) | {n.name for n in graph.nodes}
+            emitter = Emitter(graph, opset, names)
         super().__init__(emitter, analysis.complex)
         self.graph = graph
         self.analysis = analysis

@@ -131,7 +131,9 @@ def gs_graphs(graph: gs.Graph) -> list[gs.Graph]:
     return found
 
 
-def label(graph: gs.Graph, model: onnx.ModelProto) -> None:
+def label(
+    graph: gs.Graph, model: onnx.ModelProto, tensors: dict[str, gs.Tensor] | None = None
+) -> None:
     """Gives the variables of `graph` the dtype, shape and type that
     `gs.import_onnx(model)` gives them, where `graph` was imported from a model with
     the same nodes and other value_info (`model` after shape inference, say): one
@@ -139,7 +141,7 @@ def label(graph: gs.Graph, model: onnx.ModelProto) -> None:
 
     graphsurgeon labels a value from its first value_info, filling what that leaves
     open from later ones, then from the graph's inputs and outputs; a value named in
-    none has no label.
+    none has no label. `tensors` is `graph.tensors()`, where the caller has it already.
     """
     p = model.graph
     constants = {t.name for t in p.initializer} | {t.values.name for t in p.sparse_initializer}
@@ -164,7 +166,7 @@ def label(graph: gs.Graph, model: onnx.ModelProto) -> None:
         if v.name not in found and v.name not in constants:
             found[v.name] = labels_of(v)
     unlabeled = (None, None, "tensor_type")
-    for t in graph.tensors().values():
+    for t in (graph.tensors() if tensors is None else tensors).values():
         if isinstance(t, gs.Variable):
             dtype, shape, kind = found.get(t.name, unlabeled)
             t.dtype, t.shape, t.type = dtype, None if shape is None else list(shape), kind

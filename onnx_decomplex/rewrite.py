@@ -77,7 +77,7 @@ def _rewrite_nodes(ctx: Context, graph: gs.Graph, analysis: Analysis) -> None:
     """Hands each complex-touching node to its rule, in order. What a rule emits takes
     its node's place, so that a sorted graph mostly stays sorted (`tidy` sorts it only
     where it does not)."""
-    tensors = graph.tensors()
+    tensors = analysis.tensors or graph.tensors()
     placed = _Placed(graph)
     start = placed.start()
     for name in analysis.initializers:

@@ -28,13 +28,15 @@ from .state import State
 def run(state: State, options: Options) -> State:
     model, graph = state.model, state.graph
     if graph is not None and not any(gs_holds_graphs(n) for n in graph.nodes):
-        label(graph, with_shapes(model))  # sorted already
+        tensors = graph.tensors()
+        label(graph, with_shapes(model), tensors)  # sorted already
     else:
         graph = gs.import_onnx(with_shapes(model))
         name_nodes(graph)
         if not topologically_sorted(model.graph):
             graph.toposort()
-    analysis = analyze(graph)
+        tensors = None
+    analysis = analyze(graph, tensors=tensors)
     in_functions = complex_in_functions(state.model)
     if in_functions:
         raise DecomplexError(
