@@ -21,7 +21,6 @@ from onnx_decomplex.options import Options, ReportOptions
 from onnx_decomplex.save import data_file
 
 from .output import size
-from .params import FILE
 
 # More models than this, or a model this large, get a progress bar (on a terminal).
 PROGRESS_FROM = 4
@@ -40,26 +39,6 @@ _STYLE = {
 
 _COLUMNS = [("model", "left"), ("status", "left"), ("complex", "right"), ("nodes", "right"),
             ("init bytes", "right"), ("abs err", "right"), ("time", "right")]  # fmt: skip
-
-
-REPORT_SETTINGS = {
-    "report": FILE,
-    "junit": FILE,
-    "baseline": FILE,
-    "max_error_growth": {"type": click.FloatRange(min=1)},
-    "max_node_growth": {"type": click.FloatRange(min=0)},
-}
-"""click's settings for the `ReportOptions` fields, in a folder run and a merge alike."""
-
-
-def parse_shard(ctx, param, value: str | None) -> zoo.Shard | None:
-    """--shard K/N, as a click callback: a malformed value is a usage error."""
-    if value is None:
-        return None
-    try:
-        return zoo.Shard.parse(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
 
 
 def _error(x: float | None) -> str:

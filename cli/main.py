@@ -29,10 +29,8 @@ from onnx_decomplex.options import (
 from onnx_decomplex.pipeline import Files, check_tensorrt, convert_file, siblings
 from onnx_decomplex.shapes import SYNTAX
 from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
-from onnx_decomplex.zoo import find_models
 
 from . import params
-from .folder import REPORT_SETTINGS, parse_shard, run_folder_mode
 from .groups import GroupedCommand, build, option, options_of
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
 
@@ -156,12 +154,12 @@ _SHAPES = {"multiple": True, "metavar": "SPEC", "callback": params.shapes}
 @option(
     "--shard",
     metavar="K/N",
-    callback=parse_shard,
+    callback=params.shard,
     group="Folder mode",
     help="Convert only shard K of N (numbered from 1), for a CI job matrix: a model's shard "
     "is a hash of its path. onnx-decomplex-merge merges the shards' reports.",
 )
-@options_of(ReportOptions, "Folder mode", **REPORT_SETTINGS)
+@options_of(ReportOptions, "Folder mode", **params.REPORT_SETTINGS)
 @option("-q", "--quiet", is_flag=True, group="Output", help="Print only errors and failures.")
 @option(
     "-v",
@@ -233,6 +231,8 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
             )
         if reporting.update_baseline and reporting.baseline is None:
             raise click.UsageError("--update-baseline needs --baseline PATH")
+        from .folder import run_folder_mode  # its modules load for folder runs only
+
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         try:
             status = run_folder_mode(
@@ -327,6 +327,8 @@ def _siblings(console, src: Path, files: Files, input_shapes) -> Files:
 
 def _check_tensorrt(console, src: Path, options: Options) -> int:
     """Lints one model or every model of a folder; the exit status."""
+    from onnx_decomplex.zoo import find_models
+
     paths = find_models(src) if src.is_dir() else [src]
     if not paths:
         _exit_with(DecomplexError(f"no .onnx files under {src}"))

@@ -21,8 +21,9 @@ from onnx_decomplex.files import Paths
 from onnx_decomplex.merge import merge_reports
 from onnx_decomplex.options import ReportOptions
 
-from .folder import REPORT_SETTINGS, check_paths, finish, print_table, read_baseline
+from .folder import check_paths, finish, print_table, read_baseline
 from .groups import build, options_of
+from .params import REPORT_SETTINGS
 
 EXIT_ERROR = 1
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -14,6 +14,9 @@ from onnx_decomplex.pipeline import FileResult
 from onnx_decomplex.report import Report
 from onnx_decomplex.trt.lint import LintResult
 from onnx_decomplex.validate import ValidationResult
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 PROGRESS_MIN_BYTES = 100 << 20
 """Writing less external data than this is quick: no bar."""
@@ -40,6 +43,14 @@ def weights_progress(console: Console) -> Iterator:
         if total < PROGRESS_MIN_BYTES or not console.is_terminal:
             return
         if bar is None:
+            from rich.progress import (  # loaded only when there is a bar to show
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TransferSpeedColumn,
+            )
+
             columns = [TextColumn("writing weights"), BarColumn(), DownloadColumn(),
                        TransferSpeedColumn()]  # fmt: skip
             bar = Progress(*columns, console=console, transient=True)

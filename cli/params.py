@@ -9,6 +9,7 @@ modules that own each option.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import onnx
@@ -17,6 +18,9 @@ from onnx_decomplex.errors import OptionError
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.trt.profiles import parse_pool_limits
 from onnx_decomplex.validate import resolve_providers
+
+if TYPE_CHECKING:
+    from onnx_decomplex.zoo import Shard
 
 
 def _usage(parse):
@@ -53,6 +57,27 @@ pool_limits = _usage(parse_pool_limits)
 
 target_opset = _usage(_opset)
 """--target-opset: no newer than the installed onnx converts to."""
+
+REPORT_SETTINGS = {
+    "report": FILE,
+    "junit": FILE,
+    "baseline": FILE,
+    "max_error_growth": {"type": click.FloatRange(min=1)},
+    "max_node_growth": {"type": click.FloatRange(min=0)},
+}
+"""click's settings for the `ReportOptions` fields, in a folder run and a merge alike."""
+
+
+def shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Shard | None:
+    """--shard K/N: a malformed value is a usage error."""
+    if value is None:
+        return None
+    from onnx_decomplex.zoo import Shard  # folder mode's modules load for folder runs only
+
+    try:
+        return Shard.parse(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
 
 
 def providers(value: str | tuple[str, ...]) -> list[str] | None:

@@ -13,7 +13,6 @@ import onnx
 from google.protobuf.descriptor import FieldDescriptor
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 from onnx.external_data_helper import (
-    load_external_data_for_model,
     load_external_data_for_tensor,
     uses_external_data,
 )
@@ -46,23 +45,15 @@ def is_tensorflow_op(node: onnx.NodeProto) -> bool:
 
 def graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
     """Every tensor of `graph`: initializers, and tensor attributes, subgraphs included."""
-    return (t for _, t in _tensors_in(graph, initializers=True))
+    return (t for _, t in _tensors_in(graph))
 
 
-def _node_tensors(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto, TensorProto]]:
-    """Every tensor held in a node attribute (a Constant's value, say), with its node."""
-    return _tensors_in(graph, initializers=False)
-
-
-def _tensors_in(
-    graph: onnx.GraphProto, initializers: bool
-) -> Iterator[tuple[onnx.NodeProto | None, TensorProto]]:
+def _tensors_in(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto | None, TensorProto]]:
     """The tensors of `graph` and of its subgraphs, in `graphs_in`'s order, each with the
     node that holds it (None for an initializer); one look at each attribute finds
     tensors and bodies both."""
-    if initializers:
-        for t in graph.initializer:
-            yield None, t
+    for t in graph.initializer:
+        yield None, t
     inner = []
     for node in graph.node:
         for attr in node.attribute:
@@ -77,7 +68,7 @@ def _tensors_in(
             elif kind == _GRAPHS:
                 inner += attr.graphs
     for g in inner:
-        yield from _tensors_in(g, initializers)
+        yield from _tensors_in(g)
 
 
 def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
@@ -172,27 +163,51 @@ _ODD_VALUES = {
 }
 
 
+_STRING, _MESSAGE = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
+_TENSOR_TEXT = [TensorProto.DESCRIPTOR.fields_by_name[n]
+                for n in ("name", "doc_string", "external_data", "metadata_props")]  # fmt: skip
+"""A tensor's fields that hold text: only those are read (listing its fields would
+copy its data)."""
+
+
 def _not_text(message, where: str) -> tuple[str, bytes] | None:
     """The first string field under `message` that is not valid UTF-8 (protobuf hands
-    those back as bytes), as (field path, raw value); None when all are text."""
-    if isinstance(message, TensorProto):
-        # Only its text is read: listing its fields would copy its data.
-        fields = [(TensorProto.DESCRIPTOR.fields_by_name[n], getattr(message, n))
-                  for n in ("name", "doc_string", "external_data", "metadata_props")]  # fmt: skip
+    those back as bytes), as (field path after `where`, raw value); None when all are
+    text."""
+    found = _first_bytes(message)
+    if found is None:
+        return None
+    path, value = found
+    return where + "".join(reversed(path)), value
+
+
+def _first_bytes(message) -> tuple[list[str], bytes] | None:
+    """`_not_text`'s walk: the path comes out reversed, built only once found."""
+    if message.__class__ is TensorProto:
+        fields = [(desc, getattr(message, desc.name)) for desc in _TENSOR_TEXT]
     else:
         fields = message.ListFields()
     for desc, value in fields:
-        many = value if desc.is_repeated else [value]
-        if desc.type == FieldDescriptor.TYPE_STRING:
-            for v in many:
-                if isinstance(v, bytes):
-                    return f"{where}.{desc.name}", v
-        elif desc.type == FieldDescriptor.TYPE_MESSAGE:
-            for i, v in enumerate(many):
-                found = _not_text(
-                    v, f"{where}.{desc.name}" + (f"[{i}]" if desc.is_repeated else "")
-                )
+        kind = desc.type
+        if kind == _STRING:
+            if not desc.is_repeated:
+                if value.__class__ is bytes:
+                    return [f".{desc.name}"], value
+                continue
+            for i, v in enumerate(value):
+                if v.__class__ is bytes:
+                    return [f".{desc.name}[{i}]"], v
+        elif kind == _MESSAGE:
+            if not desc.is_repeated:
+                found = _first_bytes(value)
                 if found:
+                    found[0].append(f".{desc.name}")
+                    return found
+                continue
+            for i, v in enumerate(value):
+                found = _first_bytes(v)
+                if found:
+                    found[0].append(f".{desc.name}[{i}]")
                     return found
     return None
 
@@ -227,12 +242,15 @@ def _check_tensor(t: TensorProto, node: onnx.NodeProto | None = None) -> None:
         )
 
 
+_CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
+
+
 def _body_counts(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto, int, int]]:
     """(attribute, body, inputs it must take, outputs it must make) of a control-flow
     node, as its op defines them; a count of -1 is not checked."""
-    bodies = {a.name: a.g for a in node.attribute if a.type == AttributeProto.GRAPH}
-    if not is_default_domain(node.domain):
+    if node.op_type not in _CONTROL_FLOW or not is_default_domain(node.domain):
         return
+    bodies = {a.name: a.g for a in node.attribute if a.type == AttributeProto.GRAPH}
     if node.op_type == "If":
         for name in ("then_branch", "else_branch"):
             if name in bodies:
@@ -263,8 +281,8 @@ def _check_bodies(node: onnx.NodeProto) -> None:
 def _check_node(node: onnx.NodeProto) -> None:
     if is_default_domain(node.domain):
         for attr in node.attribute:
-            known = attr.i in ELEMENT_TYPES
-            if attr.name in TYPE_ATTRIBUTES and attr.type == AttributeProto.INT and not known:
+            typed = attr.name in TYPE_ATTRIBUTES and attr.type == AttributeProto.INT
+            if typed and attr.i not in ELEMENT_TYPES:
                 raise LoadError(
                     f"attribute '{attr.name}' is {attr.i}, which is no element type",
                     node=node.name,
@@ -273,10 +291,15 @@ def _check_node(node: onnx.NodeProto) -> None:
     _check_bodies(node)
 
 
-def _check_sound(model: onnx.ModelProto) -> None:
+def _check_sound(
+    model: onnx.ModelProto,
+    graphs: list[onnx.GraphProto],
+    tensors: list[tuple[onnx.NodeProto | None, TensorProto]],
+) -> None:
     """What the checker lets pass and the rewrite cannot take: text that is not UTF-8,
     element types this onnx does not know, negative declared dims, non-tensor graph
     values, and control-flow bodies with the wrong number of inputs or outputs.
+    `graphs` are the model's (`graphs_in`), `tensors` its tensors (`_tensors_in`).
 
     Raises:
         LoadError: Naming the node and tensor.
@@ -284,20 +307,18 @@ def _check_sound(model: onnx.ModelProto) -> None:
     bad = _not_text(model, "model")
     if bad:
         raise LoadError(f"{bad[0]} is not UTF-8 text: {bad[1]!r}")
-    for g in graphs_in(model.graph):
+    for g in graphs:
         for v in g.input:
             _check_value_info(v, declared=True)
         for v in g.output:
             _check_value_info(v, declared=True)
         for v in g.value_info:
             _check_value_info(v, declared=False)
-        for t in g.initializer:
-            _check_tensor(t)
         for s in g.sparse_initializer:
             _check_tensor(s.values)
         for node in g.node:
             _check_node(node)
-    for node, t in _node_tensors(model.graph):
+    for node, t in tensors:
         _check_tensor(t, node)
 
 
@@ -340,22 +361,27 @@ def _dense(sparse: onnx.SparseTensorProto) -> TensorProto:
     return numpy_helper.from_array(constants.dense(sparse), sparse.values.name)
 
 
-def _densify(model: onnx.ModelProto) -> None:
+def _densify(graphs: list[onnx.GraphProto]) -> None:
     """Sparse initializers and Constant sparse values become dense ones: no rule or
     stage reads the sparse form, and the meaning is the same."""
-    for g in graphs_in(model.graph):
-        g.initializer.extend(_dense(s) for s in g.sparse_initializer)
-        del g.sparse_initializer[:]
+    for g in graphs:
+        if g.sparse_initializer:
+            g.initializer.extend(_dense(s) for s in g.sparse_initializer)
+            del g.sparse_initializer[:]
         for node in g.node:
+            if node.op_type != "Constant":
+                continue
             for attr in node.attribute:
-                if node.op_type == "Constant" and attr.name == "sparse_value":
+                if attr.name == "sparse_value":
                     attr.CopyFrom(helper.make_attribute("value", _dense(attr.sparse_tensor)))
 
 
-def _with_tensorflow_ops_aside(model: onnx.ModelProto) -> onnx.ModelProto | None:
+def _with_tensorflow_ops_aside(
+    model: onnx.ModelProto, graphs: list[onnx.GraphProto]
+) -> onnx.ModelProto | None:
     """A copy with TensorFlow's raw ops in a domain of their own, for the checker to
-    pass over; None when the model has none."""
-    if not any(is_tensorflow_op(n) for n in graph_nodes(model.graph)):
+    pass over; None when the model (of `graphs`) has none."""
+    if not any(is_tensorflow_op(n) for g in graphs for n in g.node):
         return None
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
@@ -407,36 +433,38 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
             "not an ONNX model, or truncated: it has no IR version or no graph outputs",
             file=str(path),
         )
+    graphs = list(graphs_in(model.graph))
+    tensors = list(_tensors_in(model.graph))
     try:
-        _check_sound(model)
-        external = external_tensors(model)
+        _check_sound(model, graphs, tensors)
+        external = [t for _, t in tensors if uses_external_data(t)]
         _check_external(external, path)
     except LoadError as e:
         raise e.at_file(str(path)) from None
     # Tensors in node attributes (a Constant's value) are read where they are used,
     # with no folder to find their files in: they are always loaded, from beside `path`.
-    in_nodes = {id(t) for _, t in _node_tensors(model.graph)} if external else set()
+    in_nodes = {id(t) for node, t in tensors if node is not None} if external else set()
     try:
         with warnings.catch_warnings():
             # onnx warns of external data keys it ignores; the data is still read right.
             warnings.simplefilter("ignore", UserWarning)
-            if not stream:
-                load_external_data_for_model(model, str(path.parent))
-            for t in external if stream else ():
-                if id(t) in in_nodes or external_length(t, path.parent) < STREAM_MIN_BYTES:
+            for t in external:
+                kept = stream and id(t) not in in_nodes
+                if not kept or external_length(t, path.parent) < STREAM_MIN_BYTES:
                     load_external_data_for_tensor(t, str(path.parent))
     except Exception as e:
         raise LoadError(f"cannot load external data: {e}", file=str(path)) from e
     try:
         # Tensors still on disk are checked where they are, beside the file.
         on_disk = any(uses_external_data(t) for t in external)
-        raw = _with_tensorflow_ops_aside(model)
+        raw = _with_tensorflow_ops_aside(model, graphs)
         onnx.checker.check_model(raw or (str(path) if on_disk else model))
     except Exception as e:
         raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
     try:
-        _check_shapes(model.graph)
-        _densify(model)
+        if any(n.op_type == "ConstantOfShape" for g in graphs for n in g.node):
+            _check_shapes(model.graph)
+        _densify(graphs)
     except LoadError as e:
         raise e.at_file(str(path)) from None
     return model, bool(external)

@@ -209,7 +209,8 @@ class _Walk:
     inputs read as complex, with their type: inputs declared real `S + [2]` read as
     complex S, or a Loop body's state. A `parent` walk lends a body walk the forms of
     the values the body captures. `inferred` holds the shapes earlier walks inferred,
-    shared; `in_order` says the graph's nodes are sorted already.
+    shared; `in_order` says the graph's nodes are sorted already; `tensors` is
+    `graph.tensors()`, where the caller has it.
     """
 
     def __init__(
@@ -222,6 +223,7 @@ class _Walk:
         inferred: dict | None = None,
         in_order: bool = False,
         labels: list | None = None,
+        tensors: dict[str, gs.Tensor] | None = None,
     ):
         self.mixed = mixed
         self.labels = parent.labels if parent is not None else labels
@@ -266,14 +268,14 @@ class _Walk:
             self.built |= parent.built
         self.output_names = [t.name for t in self.graph.outputs]
         self.declared_outputs = {t.name: _declared(t) for t in self.graph.outputs}
-        self._sources(given)
+        self._sources(given, self.graph.tensors() if tensors is None else tensors)
         for node in list(self.graph.nodes):
             self._visit(node)
         self._outputs()
 
     # ---- sources ---------------------------------------------------------------------
 
-    def _sources(self, given: dict[str, np.dtype]) -> None:
+    def _sources(self, given: dict[str, np.dtype], tensors: dict[str, gs.Tensor]) -> None:
         outputs = {id(t) for t in self.graph.outputs}
         for node in self.graph.nodes:
             for t in node.outputs:
@@ -284,7 +286,7 @@ class _Walk:
                 t.dtype, t.shape = None, None
                 if id(t) in outputs:
                     t.dtype, t.shape = self.declared_outputs[t.name]
-        for t in self.graph.tensors().values():
+        for t in tensors.values():
             if isinstance(t, gs.Constant):
                 self._record(t, np.dtype(t.dtype), list(t.shape))
         for t in self.graph.inputs:
@@ -1334,7 +1336,11 @@ def _inference_key(node: gs.Node, known: list, values: list):
     return (node.op, node.domain or "", len(node.outputs), attrs, tuple(known), data)
 
 
-def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normalized:
+def normalize(
+    model: onnx.ModelProto,
+    graph: gs.Graph | None = None,
+    tensors: dict[str, gs.Tensor] | None = None,
+) -> Normalized:
     """The native-complex model that an exporter's mixed graph means.
 
     Args:
@@ -1342,6 +1348,7 @@ def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normaliz
         graph: `model` in onnx-graphsurgeon, its nodes named (`name_nodes`) and
             sorted, for the reading as written: that reading only reads a graph, and
             leaves it as it found it, for the next pass to take.
+        tensors: `graph.tensors()`, where the caller has it.
 
     Returns:
         The normalized model and what was read, or `model` itself when it reads
@@ -1373,7 +1380,8 @@ def normalize(model: onnx.ModelProto, graph: gs.Graph | None = None) -> Normaliz
             graph.toposort()
     labels = []
     try:
-        as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=True, labels=labels)
+        as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=True,
+                           labels=labels, tensors=tensors)  # fmt: skip
     finally:
         for t, dtype, shape in reversed(labels):  # the first kept is the one it had
             t.dtype, t.shape = dtype, shape

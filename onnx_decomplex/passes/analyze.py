@@ -28,7 +28,7 @@ from .state import State
 def run(state: State, options: Options) -> State:
     model, graph = state.model, state.graph
     if graph is not None and not any(gs_holds_graphs(n) for n in graph.nodes):
-        tensors = graph.tensors()
+        tensors = state.tensors if state.tensors is not None else graph.tensors()
         label(graph, with_shapes(model), tensors)  # sorted already
     else:
         graph = gs.import_onnx(with_shapes(model))
@@ -45,7 +45,7 @@ def run(state: State, options: Options) -> State:
     if analysis.unsupported:
         raise UnsupportedError.of(analysis.unsupported)
     _load_read_weights(analysis, state.external_dir, state.streamed is not None)
-    state.graph, state.analysis = graph, analysis
+    state.graph, state.tensors, state.analysis = graph, None, analysis
     return state
 
 

@@ -42,7 +42,8 @@ def run(state: State, options: Options) -> State:
     name_nodes(graph)
     if not graphs.gs_sorted(graph):
         graph.toposort()
-    normalized = normalize(model, graph)
+    tensors = graph.tensors()
+    normalized = normalize(model, graph, tensors)
     read = model = normalized.model
     report.warnings = normalized.warnings
     if options.rewrite.target_opset is not None:
@@ -56,7 +57,7 @@ def run(state: State, options: Options) -> State:
         report.axis0 = normalized.axis0
     state.model = state.native = _inline_complex_functions(model)
     if state.native is read and not normalized.changed:
-        state.graph = graph  # the model as read: analysis takes this import
+        state.graph, state.tensors = graph, tensors  # analysis takes this import
     return state
 
 

@@ -120,6 +120,7 @@ class State:
         opset: The default-domain opset of `native`.
         graph: `native` in onnx-graphsurgeon, from analysis to tidying; from
             normalizing, where the model it read is `native` (one import serves both).
+        tensors: `graph.tensors()`, from normalizing to analysis, with `graph`.
         analysis: Which values are complex, and what the rules will meet.
         profile: The TensorRT shape profile, with `engine`.
         toolkit: TensorRT and its GPU, checked before any work, with `engine`.
@@ -146,6 +147,7 @@ class State:
     defaults: list[onnx.TensorProto] = field(default_factory=list)
     opset: int = 0
     graph: gs.Graph | None = None
+    tensors: dict[str, gs.Tensor] | None = None
     analysis: Analysis | None = None
     profile: object = None
     toolkit: object = None
