@@ -29,6 +29,10 @@ def type_is_complex(tp: onnx.TypeProto) -> bool:
     return False
 
 
+_MAY_BE_COMPLEX = frozenset({AttributeProto.TENSOR, AttributeProto.TENSORS, AttributeProto.INT})
+"""The kinds of attribute that may hold or name a complex type."""
+
+
 def _graph_complex(graph: onnx.GraphProto, where: str) -> Iterator[str]:
     """What is complex in `graph` itself: its declarations, initializers and nodes."""
     for kind, values in (
@@ -43,7 +47,10 @@ def _graph_complex(graph: onnx.GraphProto, where: str) -> Iterator[str]:
         if is_complex_onnx(t.data_type):
             yield f"{where}initializer '{t.name}'"
     for node in graph.node:
-        yield from _node_complex(node, where)
+        for attr in node.attribute:  # `_node_complex` only for a node it would look at
+            if attr.type in _MAY_BE_COMPLEX:
+                yield from _node_complex(node, where)
+                break
 
 
 def _node_complex(node: onnx.NodeProto, where: str) -> Iterator[str]:
@@ -91,11 +98,12 @@ def complex_in_functions(model: onnx.ModelProto) -> list[str]:
     return list(_function_complex(model))
 
 
-def check(model: onnx.ModelProto) -> onnx.ModelProto:
+def check(model: onnx.ModelProto, external: bool | None = None) -> onnx.ModelProto:
     """Infers shapes, runs the full ONNX checker and refuses any complex leftover.
 
     The checker reads external data files relative to the working folder, so a
     model that still points at some is checked once written (`save_model` does).
+    `external` says whether `model` points at some, where the caller knows.
 
     Returns:
         The model with value_info re-derived by shape inference.
@@ -115,7 +123,7 @@ def check(model: onnx.ModelProto) -> onnx.ModelProto:
         except Exception as e:
             raise CheckError(f"shape inference failed on the rewritten model: {e}") from e
     try:
-        if not holds_external(inferred):
+        if not (holds_external(inferred) if external is None else external):
             # The full check is this check and the strict, typed inference above.
             onnx.checker.check_model(inferred)
     except Exception as e:

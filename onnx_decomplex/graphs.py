@@ -108,7 +108,10 @@ def labeled_graphs(
     bodies' prefixes one after the other."""
     yield graph, where
     for node in graph.node:
-        yield from node_graphs(node, where)
+        for attr in node.attribute:  # `node_graphs` only for a node with a body
+            if attr.type in (_GRAPH, _GRAPHS):
+                yield from node_graphs(node, where)
+                break
 
 
 def node_graphs(node: onnx.NodeProto, where: str = "") -> Iterator[tuple[onnx.GraphProto, str]]:

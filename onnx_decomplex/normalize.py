@@ -1085,19 +1085,25 @@ class _Walk:
                               node.inputs[0].name)  # fmt: skip
                 return
         known, values, elems = [], {}, {}
-        for t in node.inputs:
-            if not t.name:
+        for t in node.inputs:  # every node's: dtypes as stored, three lookups at most
+            name = t.name
+            if not name:
                 known.append(None)
                 continue
-            elem = (promoted or {}).get(t.name, self.kind.get(t.name, self.elem.get(t.name)))
+            elem = promoted.get(name) if promoted else None
             if elem is None:
-                return
-            elems[t.name] = elem
-            shape = self.shape.get(t.name)
-            known.append((np.dtype(elem).str, None if shape is None else tuple(shape)))
-            value = self.constant(t) if np.dtype(elem).kind in "iu" else None
-            if value is not None:
-                values[t.name] = value
+                elem = self.kind.get(name)
+            if elem is None:
+                elem = self.elem.get(name)
+                if elem is None:
+                    return
+            elems[name] = elem
+            shape = self.shape.get(name)
+            known.append((elem.str, None if shape is None else tuple(shape)))
+            if elem.kind in "iu":
+                value = self.constant(t)
+                if value is not None:
+                    values[name] = value
         # A body or an op with no schema has no key, nor is one ever stored for it.
         key = _inference_key(node, known, [values.get(t.name) for t in node.inputs])
         if key is not None and key in self.inferred:
@@ -1327,13 +1333,20 @@ def _inference_key(node: gs.Node, known: list, values: list):
     """What decides the shapes `_infer` finds for `node`: its op, attributes, input
     types and shapes, and its small integer constant inputs; None when one of them
     has no key (the node is then inferred on its own)."""
-    attrs = tuple(sorted((k, _key_of(v)) for k, v in node.attrs.items()))
-    if any(v is None for _, v in attrs):
-        return None
-    data = tuple(None if v is None else _key_of(v) for v in values)
-    if any(d is None and v is not None for d, v in zip(data, values, strict=True)):
-        return None
-    return (node.op, node.domain or "", len(node.outputs), attrs, tuple(known), data)
+    attrs = []
+    for name, value in node.attrs.items():  # every node's: loops, no generators
+        key = _key_of(value)
+        if key is None:
+            return None
+        attrs.append((name, key))
+    attrs.sort()
+    data = []
+    for value in values:
+        key = None if value is None else _key_of(value)
+        if key is None and value is not None:
+            return None
+        data.append(key)
+    return (node.op, node.domain or "", len(node.outputs), tuple(attrs), tuple(known), tuple(data))
 
 
 def normalize(

@@ -158,16 +158,19 @@ def stage_model(
     source_dir: str | Path | None = None,
     progress: Progress | None = None,
     check: bool = False,
+    pointing: bool | None = None,
 ) -> Path:
     """Writes `model` for `path` under a temporary folder beside it, renamed into place
-    when `transaction` commits (see `save_model` for the arguments).
+    when `transaction` commits (see `save_model` for the other arguments). `pointing`
+    says whether `model` points at external data, where the caller knows.
 
     Returns:
         The temporary model file, whole and checked, with its data file beside it
         under its final name: it can be loaded and run where it is.
     """
     path = Path(path)
-    pointing = any(uses_external_data(t) for t in graph_tensors(model.graph))
+    if pointing is None:
+        pointing = any(uses_external_data(t) for t in graph_tensors(model.graph))
     if external_data is None:
         external_data = pointing or model.ByteSize() >= TWO_GB
     if pointing and not external_data:

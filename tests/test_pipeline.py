@@ -18,7 +18,8 @@ from onnx_decomplex.cli.main import main
 from onnx_decomplex.cli.merge import main as merge_main
 
 import onnx_decomplex.passes
-from onnx_decomplex import pipeline, zoo
+from onnx_decomplex import Session, load, pipeline, zoo
+from onnx_decomplex import check as check_module
 from onnx_decomplex.errors import OptionError
 from onnx_decomplex.options import (
     EngineOptions,
@@ -30,6 +31,7 @@ from onnx_decomplex.options import (
     flag,
 )
 from onnx_decomplex.passes import check as check_pass
+from onnx_decomplex.passes import save as save_pass
 from onnx_decomplex.passes.state import Files
 from onnx_decomplex.pipeline import IN_MEMORY, PASSES, Pass
 
@@ -100,9 +102,9 @@ def test_the_checker_runs_once(monkeypatch, target):
     calls = []
     real = check_pass.check
 
-    def counting(model):
+    def counting(model, **kwargs):
         calls.append(model)
-        return real(model)
+        return real(model, **kwargs)
 
     monkeypatch.setattr(check_pass, "check", counting)
     model = make_model([helper.make_node("DFT", ["x"], ["y"], onesided=0)],
@@ -118,11 +120,38 @@ def test_the_checker_runs_once(monkeypatch, target):
 
 
 def test_a_model_with_nothing_to_do_is_passed_through_unchecked(monkeypatch):
-    monkeypatch.setattr(check_pass, "check", lambda m: pytest.fail("checked"))
+    monkeypatch.setattr(check_pass, "check", lambda m, **kwargs: pytest.fail("checked"))
     model = make_model([helper.make_node("Abs", ["x"], ["y"])], [vi("x", np.float32, [2])],
                        [vi("y", np.float32, [2])])  # fmt: skip
     out, report = pipeline.decomplex(model)
     assert out is model and not report.changed
+
+
+@pytest.mark.parametrize("external", [False, True])
+def test_a_file_run_looks_for_external_data_only_where_its_input_kept_some(
+    monkeypatch, tmp_path, external
+):
+    """Only tensors of an input that keeps its data in files are left on disk: the result
+    of any other file run is checked in memory, and no walk looks for data files."""
+    looked = []
+
+    def holds_external(model):
+        looked.append(model)
+        return load.holds_external(model)
+
+    monkeypatch.setattr(check_module, "holds_external", holds_external)
+    monkeypatch.setattr(save_pass, "holds_external", holds_external)
+    w = onnx.numpy_helper.from_array(np.arange(4, dtype=np.complex64) * 1j, "w")
+    model = make_model([helper.make_node("Mul", ["z", "w"], ["y"])],
+                       [vi("z", np.complex64, [4])], [vi("y", np.complex64, [4])], [w])  # fmt: skip
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src, save_as_external_data=external, size_threshold=0)
+    result = pipeline.convert_file(src, tmp_path / "out.onnx", validate=False)
+    assert result.ok and not any(load.holds_external(m) for m in looked)
+    assert bool(looked) == external
+    z = np.array([1, 2j, -3, 4 - 1j], np.complex64)
+    (y,) = Session(onnx.load(tmp_path / "out.onnx")).run(None, {"z": z})
+    np.testing.assert_allclose(y, z * onnx.numpy_helper.to_array(w), rtol=1e-6)
 
 
 def test_options_of_routes_each_field_to_its_concern():

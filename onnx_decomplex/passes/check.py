@@ -11,5 +11,5 @@ from .state import State
 
 def run(state: State, options: Options) -> State:
     if state.model is not state.native:
-        state.model = check(state.model)
+        state.model = check(state.model, external=None if state.may_point else False)
     return state

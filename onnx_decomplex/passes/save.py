@@ -21,6 +21,7 @@ def run(state: State, options: Options) -> State:
             src, state.model, state.dst, state.had_external, transaction, state.progress
         )
     else:
+        pointing = state.may_point and holds_external(state.model)
         state.staged = stage_model(
             state.model,
             state.dst,
@@ -28,7 +29,8 @@ def run(state: State, options: Options) -> State:
             external_data,
             source_dir=src.parent,
             progress=state.progress,
-            check=holds_external(state.model),  # the check pass left it to this one
+            check=pointing,  # the check pass left it to this one
+            pointing=pointing,
         )
     if state.files.normalized is not None:
         stage_model(state.original, state.files.normalized, transaction, external_data,

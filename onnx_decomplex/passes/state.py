@@ -163,6 +163,12 @@ class State:
         return self.options.target.target
 
     @property
+    def may_point(self) -> bool:
+        """Whether `model` may point at external data: in a file run, only where the
+        input kept data in files (only such tensors are left on disk)."""
+        return self.src is None or self.had_external
+
+    @property
     def passed_through(self) -> bool:
         """True when the output is the input as it was: nothing complex, nothing lowered."""
         return not self.report.changed and self.model is self.source
