@@ -117,6 +117,16 @@ def tidy(graph: gs.Graph) -> gs.Graph:
     return graph if gs_sorted(graph) else graph.toposort()
 
 
+def drop_labels(graph: gs.Graph) -> None:
+    """Takes the dtype and shape off the values `graph`'s nodes make, but its outputs':
+    the export would write them as value_info, which `keep_model_fields` drops."""
+    outputs = {id(t) for t in graph.outputs}
+    for node in graph.nodes:
+        for t in node.outputs:
+            if id(t) not in outputs:
+                t.dtype = t.shape = None
+
+
 EMITTED_DOMAINS = {"com.microsoft": 1}
 """Domains rules may emit besides the default one (for the onnxruntime target), with
 the version to import when the model does not import them already."""

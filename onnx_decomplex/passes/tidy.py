@@ -7,14 +7,16 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from ..options import Options
-from ..tidy import keep_model_fields, tidy
+from ..tidy import drop_labels, keep_model_fields, tidy
 from .analyze import with_shapes
 from .state import State
 
 
 def run(state: State, options: Options) -> State:
     if state.analysis.has_complex or state.report.normalized is not None:
-        out = gs.export_onnx(tidy(state.graph), do_type_check=False)
+        graph = tidy(state.graph)
+        drop_labels(graph)
+        out = gs.export_onnx(graph, do_type_check=False)
         keep_model_fields(state.native, out)
         fill_output_shapes(out)
         state.model = out
