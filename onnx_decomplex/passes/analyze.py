@@ -89,14 +89,16 @@ def _name_reshaped_dims(model: onnx.ModelProto) -> set[str]:
             continue
         if any(a.name == "allowzero" and a.i for a in n.attribute):
             continue
-        source, out = infos.get(n.input[0]), infos.get(n.output[0])
-        if source is None or out is None:
-            continue
         if n.input[1] not in targets:
             targets[n.input[1]] = numpy_helper.to_array(constants[n.input[1]]).ravel().tolist()
         target = targets[n.input[1]]
+        if target.count(-1) != 1 or 0 in target:
+            continue
+        source, out = infos.get(n.input[0]), infos.get(n.output[0])
+        if source is None or out is None:
+            continue
         source, dims = declared_dims(source), declared_dims(out)
-        if source is None or dims is None or target.count(-1) != 1 or 0 in target:
+        if source is None or dims is None:
             continue
         at = target.index(-1)
         made_up = isinstance(dims[at], str) and dims[at].startswith("unk__")
