@@ -6,11 +6,13 @@ No timing or memory is asserted here: `make bench` measures them.
 
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import large as LARGE
 import numpy as np
 import onnx
+import onnx_graphsurgeon as gs
 import onnxruntime as ort
 import phases as PHASES
 import pytest
@@ -19,6 +21,7 @@ from onnx.reference import ReferenceEvaluator
 
 from onnx_decomplex import decomplex
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.pipeline import convert_file
 
 
 def test_stack_scales_by_layers_and_converts():
@@ -34,6 +37,38 @@ def test_stack_scales_by_layers_and_converts():
     with pytest.warns(np.exceptions.ComplexWarning):  # Cast to real takes the real part
         (want,) = ReferenceEvaluator(three).run(None, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_stack_takes_each_whole_graph_step_once(monkeypatch, tmp_path):
+    """What keeps a large graph near one graphsurgeon round trip: one import and one
+    export, no cleanup or sort of a sorted graph, graphsurgeon's map of the graph's
+    tensors built once besides the export's own, and shape inference and the checker
+    once on the input and once on the result."""
+    steps = Counter()
+
+    def counted(owner, attr: str) -> None:
+        step = getattr(owner, attr)
+
+        def wrapper(*args, **kwargs):
+            steps[attr] += 1
+            return step(*args, **kwargs)
+
+        monkeypatch.setattr(owner, attr, wrapper)
+
+    for owner, attr in [
+        (gs, "import_onnx"),
+        (gs, "export_onnx"),
+        (gs.Graph, "toposort"),
+        (gs.Graph, "cleanup"),
+        (gs.Graph, "tensors"),
+        (onnx.shape_inference, "infer_shapes"),
+        (onnx.checker, "check_model"),
+    ]:
+        counted(owner, attr)
+    onnx.save(STACK.make_stack(3), str(tmp_path / "stack.onnx"))
+    assert convert_file(tmp_path / "stack.onnx", tmp_path / "out.onnx", validate=False).ok
+    assert steps == {"import_onnx": 1, "export_onnx": 1, "tensors": 2, "infer_shapes": 2,
+                     "check_model": 2}  # fmt: skip
 
 
 def test_stack_measure_runs_both_sides(tmp_path):
