@@ -58,9 +58,8 @@ class Context(Ops):
     ):
         if parent is not None:
             emitter = parent.emitter.child(graph)
-        else:  # the names analysis read, and the nodes'
-            names = set(analysis.tensors or graph.tensors()) | {n.name for n in graph.nodes}
-            emitter = Emitter(graph, opset, names)
+        else:  # the tensors analysis read
+            emitter = Emitter(graph, opset, tensors=analysis.tensors or None)
         super().__init__(emitter, analysis.complex)
         self.graph = graph
         self.analysis = analysis

@@ -20,15 +20,25 @@ class Emitter:
         opset: The default-domain opset, which picks attribute or input spellings.
         node: The original node being replaced; default names start with its name.
         count: How many nodes were emitted.
+
+    The names taken are `names` (shared with a parent graph's emitter), else those of
+    `graph`'s tensors (`tensors`: `graph.tensors()`, where the caller has it) and nodes.
     """
 
-    def __init__(self, graph: gs.Graph, opset: int, names: set[str] | None = None):
+    def __init__(
+        self,
+        graph: gs.Graph,
+        opset: int,
+        names: set[str] | None = None,
+        tensors: dict[str, gs.Tensor] | None = None,
+    ):
         self.graph = graph
         self.opset = opset
         self.node: gs.Node | None = None
         self.count = 0
         if names is None:
-            names = set(graph.tensors().keys()) | {n.name for n in graph.nodes}
+            names = set(graph.tensors() if tensors is None else tensors)
+            names.update(n.name for n in graph.nodes)
         self._names = names
 
     def child(self, graph: gs.Graph) -> Emitter:

@@ -63,6 +63,7 @@ from .graphs import (
     graph_nodes,
     gs_graphs,
     gs_holds_graphs,
+    gs_sorted,
     is_default_domain,
     opset_versions,
     topologically_sorted,
@@ -1349,6 +1350,14 @@ def _inference_key(node: gs.Node, known: list, values: list):
     return (node.op, node.domain or "", len(node.outputs), tuple(attrs), tuple(known), tuple(data))
 
 
+def imported(model: onnx.ModelProto) -> gs.Graph:
+    """`model` in onnx-graphsurgeon as the reading as written takes it: its nodes named
+    (`name_nodes`), and sorted where they are not."""
+    graph = gs.import_onnx(model)
+    name_nodes(graph)
+    return graph if gs_sorted(graph) else graph.toposort()
+
+
 def normalize(
     model: onnx.ModelProto,
     graph: gs.Graph | None = None,
@@ -1358,9 +1367,8 @@ def normalize(
 
     Args:
         model: A loaded model.
-        graph: `model` in onnx-graphsurgeon, its nodes named (`name_nodes`) and
-            sorted, for the reading as written: that reading only reads a graph, and
-            leaves it as it found it, for the next pass to take.
+        graph: `imported(model)`, for the reading as written: that reading only reads
+            a graph, and leaves it as it found it, for the next pass to take.
         tensors: `graph.tensors()`, where the caller has it.
 
     Returns:
@@ -1387,10 +1395,7 @@ def normalize(
         return _Walk(graph, opset, mixed, given, inferred=inferred, in_order=in_order())
 
     if graph is None:
-        graph = gs.import_onnx(model)
-        name_nodes(graph)
-        if not in_order():
-            graph.toposort()
+        graph = imported(model)
     labels = []
     try:
         as_written = _Walk(graph, opset, False, {}, inferred=inferred, in_order=True,

@@ -20,10 +20,9 @@ from .. import graphs
 from ..analyze import analyze
 from ..check import complex_in_functions
 from ..errors import DecomplexError, OptionError
-from ..normalize import normalize
+from ..normalize import imported, normalize
 from ..options import Options
 from ..report import initializer_bytes, op_histogram
-from ..tidy import name_nodes
 from .state import State
 
 MIN_OPSET = 11
@@ -38,10 +37,7 @@ def run(state: State, options: Options) -> State:
         initializer_bytes(model),
     )
     model, state.defaults = _defaults_aside(model)
-    graph = gs.import_onnx(model)
-    name_nodes(graph)
-    if not graphs.gs_sorted(graph):
-        graph.toposort()
+    graph = imported(model)
     tensors = graph.tensors()
     normalized = normalize(model, graph, tensors)
     read = model = normalized.model

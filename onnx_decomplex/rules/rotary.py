@@ -112,9 +112,8 @@ def rotate(ctx, y, z, w, dtype) -> bool:
     )
     if why is None:
         return True
-    if (
-        ctx.shape(w) != ctx.shape(z) or ctx.constant(w) is not None
-    ):  # else a product of two values alike
+    # A table broadcast into z, or a constant one; else a product of two values alike.
+    if ctx.shape(w) != ctx.shape(z) or ctx.constant(w) is not None:
         node = "RotaryEmbedding" if standard else f"{CONTRIB}.RotaryEmbedding"
         ctx.explain(f"complex times a position table, not one {node}: {why}")
     return False
