@@ -10,6 +10,14 @@ for folder in (Path(__file__).parent, ROOT / "fixtures", ROOT / "bench"):
 
 from helpers import OPSETS, PRECISIONS  # noqa: E402
 
+FIXTURE_MODELS = sorted(ROOT.glob("fixtures/**/*.onnx"))
+"""Every fixture model, the exporter corpora's included."""
+
+
+def fixture_id(path: Path) -> str:
+    """A fixture model's test id: its path under fixtures/."""
+    return str(path.relative_to(ROOT / "fixtures"))
+
 
 @pytest.fixture(params=OPSETS, ids=lambda o: f"opset{o}")
 def opset(request):

@@ -4,7 +4,7 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 import pytest
-from conftest import ROOT
+from conftest import FIXTURE_MODELS, fixture_id
 from onnx import TensorProto, helper
 
 from onnx_decomplex.graphs import (
@@ -99,15 +99,12 @@ def test_gs_graphs_every_depth():
     assert np.dtype(graph.inputs[1].dtype) == np.float32
 
 
-MODELS = sorted(ROOT.glob("fixtures/**/*.onnx"))
-
-
 def _labels(graph: gs.Graph) -> dict:
     return {t.name: (t.dtype, t.shape, t.type)
             for t in graph.tensors().values() if isinstance(t, gs.Variable)}  # fmt: skip
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=fixture_id)
 def test_label_gives_what_an_import_of_the_inferred_model_gives(path):
     model = onnx.load(str(path))
     graph = gs.import_onnx(model)

@@ -15,7 +15,7 @@ import onnx
 import onnx_graphsurgeon as gs
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
+from conftest import FIXTURE_MODELS, ROOT, fixture_id
 from helpers import init, make_model, vi
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +26,7 @@ from onnx_decomplex import decomplex, validate
 from onnx_decomplex import normalize as normalize_module
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.cmath import pack
-from onnx_decomplex.graphs import gs_graphs, topologically_sorted
+from onnx_decomplex.graphs import gs_graphs
 from onnx_decomplex.normalize import NormalizeError, normalize
 from onnx_decomplex.tidy import name_nodes
 
@@ -440,21 +440,16 @@ def test_like_nodes_are_inferred_once(monkeypatch):
 
 # ---- the reading as written only reads; the mixed one is spared where it cannot matter --
 
-MODELS = sorted(ROOT.glob("fixtures/**/*.onnx"))
-
 
 def _labels(graph: gs.Graph) -> list:
     return [(t.name, t.dtype, t.shape, t.type) for g in gs_graphs(graph)
             for t in g.tensors().values() if isinstance(t, gs.Variable)]  # fmt: skip
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=fixture_id)
 def test_the_reading_as_written_leaves_its_graph_as_it_found_it(path):
     model = onnx.load(str(path))
-    graph = gs.import_onnx(model)
-    name_nodes(graph)
-    if not topologically_sorted(model.graph):
-        graph.toposort()  # the one change it may make
+    graph = normalize_module.imported(model)
     before, nodes = _labels(graph), [(n.op, [t.name for t in n.inputs]) for n in graph.nodes]
     with contextlib.suppress(NormalizeError):  # refused or not, it only read
         normalize(model, graph)
@@ -483,7 +478,7 @@ def _same(fast, slow):
     assert fast.model.SerializeToString() == slow.model.SerializeToString()
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=fixture_id)
 def test_sparing_the_mixed_reading_changes_no_outcome(path, monkeypatch):
     model = onnx.load(str(path))
     try:
@@ -539,7 +534,7 @@ def _reversed(model: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
-@pytest.mark.parametrize("path", MODELS[::7], ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+@pytest.mark.parametrize("path", FIXTURE_MODELS[::7], ids=fixture_id)
 def test_nodes_out_of_order_read_as_in_order(path):
     model = onnx.load(str(path))
     try:

@@ -3,7 +3,7 @@
 import numpy as np
 import onnx
 import pytest
-from conftest import ROOT
+from conftest import FIXTURE_MODELS, ROOT, fixture_id
 from helpers import assert_rewrites, crandn, init, make_model, op_types, run_ort, vi
 from onnx import helper, numpy_helper
 
@@ -79,8 +79,7 @@ def test_what_a_rule_emits_takes_its_nodes_place(path, monkeypatch):
     assert topologically_sorted(out.graph)
 
 
-@pytest.mark.parametrize("path", sorted(ROOT.glob("fixtures/**/*.onnx")),
-                         ids=lambda p: str(p.relative_to(ROOT / "fixtures")))  # fmt: skip
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=fixture_id)
 def test_the_export_writes_no_labels_to_drop(path, monkeypatch):
     """The labels of the values nodes make come off before the export, which would
     write them as value_info that is then dropped: the model comes out the same."""
