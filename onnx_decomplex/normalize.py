@@ -56,7 +56,7 @@ from onnx import helper, numpy_helper, shape_inference
 from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
 from .check import holds_complex
-from .constants import gs_value
+from .constants import fold, gs_value
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
 from .graphs import (
@@ -128,6 +128,12 @@ def _onesided(node: gs.Node) -> bool:
     return bool(node.attrs.get("onesided", ONESIDED_DEFAULT[node.op]))
 
 
+FOLDED = frozenset(
+    {"Shape", "Concat", "Gather", "Unsqueeze", "Squeeze", "Slice", "Cast", "Identity", "Reshape",
+     "Add", "Sub", "Mul", "Div", "Neg", "Range", "ConstantOfShape", "Expand"}
+)  # fmt: skip
+"""Ops whose small integer results the walk computes (`fold`)."""
+
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
 
@@ -178,6 +184,19 @@ def _holds_tensorflow(node: gs.Node) -> bool:
     return any(_is_tensorflow(n) for g in node.subgraphs(recursive=True) for n in g.nodes)
 
 
+def _sourced(node: gs.Node) -> list[np.dtype | None]:
+    """The complex type of each output of `node` that makes a complex value from no
+    complex input (Cast to complex, a complex Constant or ConstantOfShape), else None."""
+    if node.op == "Cast":
+        to = node.attrs["to"]
+        return [np.dtype(np_of(to)) if is_complex_onnx(to) else None]
+    if node.op in ("Constant", "ConstantOfShape"):
+        value = node.attrs.get("value")
+        if isinstance(value, gs.Constant) and is_complex_np(value.dtype):
+            return [np.dtype(value.dtype)]
+    return []
+
+
 def _declared(v: gs.Tensor) -> tuple[np.dtype | None, Shape]:
     dtype = None if v.dtype is None else np.dtype(v.dtype)
     return dtype, None if v.shape is None else list(v.shape)
@@ -192,6 +211,14 @@ def _dims_equal(a: Shape, b: Shape) -> bool:
     return all(
         not (isinstance(x, int) and isinstance(y, int)) or x == y for x, y in zip(a, b, strict=True)
     )
+
+
+def _merged(a: Shape, b: Shape) -> Shape:
+    """The shape of a value that is `a` or `b` (an If's branches): a dim where both
+    agree, unknown where they differ; None where the ranks differ."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return [x if x == y else None for x, y in zip(a, b, strict=True)]
 
 
 def _count(shape: Shape) -> int | None:
@@ -260,10 +287,14 @@ class _Walk:
         self.packed: dict[str, gs.Tensor] = {}
         self.parts: dict[str, tuple[gs.Tensor, gs.Tensor]] = {}
         self.from_parts: set[str] = set()  # real values computed from parts of complex ones
+        self.folded: dict[str, np.ndarray] = {}  # small integer values computed (`_fold`)
+        self.failures: dict[str, str] = {}  # why inference failed, by node
+        self.bodies: list[_Walk] = []  # the walks of the bodies and branches read
         self.root: _Walk = self if parent is None else parent.root
         self._names: set[str] | None = None  # taken, once the walk emits (see `names`)
         if parent is not None:
-            for mine in ("kind", "shape", "elem", "native", "packed", "parts", "as_packed"):
+            for mine in ("kind", "shape", "elem", "native", "packed", "parts", "as_packed",
+                         "folded"):  # fmt: skip
                 getattr(self, mine).update(getattr(parent, mine))
             self.from_parts |= parent.from_parts
             self.built |= parent.built
@@ -331,6 +362,8 @@ class _Walk:
         value = gs_value(t, MAX_READ_ELEMENTS)
         if value is not None or isinstance(t, gs.Constant):
             return value
+        if t.name in self.folded:
+            return self.folded[t.name]
         if len(t.inputs) == 1 and t.inputs[0].op == "Cast":  # a promoted constant
             value = self.constant(t.inputs[0].inputs[0])
             return None if value is None else value.astype(np_of(t.inputs[0].attrs["to"]))
@@ -367,6 +400,8 @@ class _Walk:
         node.inputs, node.outputs = list(inputs), [out]
         self.graph.nodes.append(node)
         self._record(out, dtype, shape)
+        if shape is None:
+            self._infer(node)
         return out
 
     def scalar(self, value, dtype: np.dtype, name: str) -> gs.Constant:
@@ -489,15 +524,9 @@ class _Walk:
         if any(t.name in self.from_parts for t in node.inputs):
             self.from_parts.update(t.name for t in node.outputs)
         self._cast_back(node)
-        if node.op == "Cast" and is_complex_onnx(node.attrs["to"]):
-            out = node.outputs[0]
-            self.kind[out.name] = np.dtype(np_of(node.attrs["to"]))
-            self.native[out.name] = out
-        elif node.op == "Constant" and isinstance(node.attrs.get("value"), gs.Constant):
-            value = node.attrs["value"]
-            if is_complex_np(value.dtype):
-                out = node.outputs[0]
-                self.kind[out.name] = np.dtype(value.dtype)
+        for out, kind in zip(node.outputs, _sourced(node), strict=False):
+            if kind is not None:
+                self.kind[out.name] = kind
                 self.native[out.name] = out
         self._infer(node)
 
@@ -563,13 +592,16 @@ class _Walk:
             if kind is not None:
                 node.inputs[i] = self.native_of(t)
         states = len(node.inputs) - 2
+        results = self._body_results(node, inner)
         for j, (out, result) in enumerate(zip(node.outputs, body.outputs[1:], strict=False)):
-            kind, shape = inner.kind.get(result.name), inner.shape.get(result.name)
+            kind = inner.kind.get(result.name)
             if j < states and (kind is None) != (kinds[2 + j] is None):
                 self.conflict(node, "loop state is complex on one side of the body only", out.name)
+            dtype, shape = results[j] or (kind, None)
             if kind is not None:
-                scanned = None if shape is None else [None, *shape]
-                self._set_native(out, kind, shape if j < states else scanned)
+                self._set_native(out, kind, shape)
+            elif dtype is not None:
+                self._record(out, dtype, shape)
 
     def _branches(self, node: gs.Node) -> None:
         """An If: each branch read the same way, with the values it captures. An output
@@ -586,7 +618,7 @@ class _Walk:
             known = [k is not None or r is not None for k, r in zip(kinds, reals, strict=True)]
             if all(known) and (kinds[0] is None) != (kinds[1] is None):
                 self.conflict(node, "complex in one branch only", out.name)
-            shape = then.shape.get(a) if then.shape.get(a) == other.shape.get(b) else None
+            shape = _merged(then.shape.get(a), other.shape.get(b))
             if kinds[0] or kinds[1]:
                 self._set_native(out, kinds[0] or kinds[1], shape)
             elif reals[0] is not None:
@@ -594,6 +626,8 @@ class _Walk:
 
     def _adopt(self, inner: _Walk, where: str) -> None:
         """What the walk of a body or a branch found, as this walk's."""
+        self.bodies += [inner, *inner.bodies]
+        self.failures.update(inner.failures)
         self.conflicts += inner.conflicts
         self.readings += [f"{where}: {line}" for line in inner.readings]
         self.readings += [f"{where}: {io} declared packed" for io in inner.packed_io]
@@ -738,7 +772,7 @@ class _Walk:
                                dtype=real_of(self.kind[x.name]), shape=shape)  # fmt: skip
         elif op == "Angle":
             # arg z = Im log z, which is atan2(Im z, Re z), signed zeros included.
-            log = self.emit("Log", [self.native_of(x)], name=f"{out.name}_log",
+            log = self.emit("Log", [self._off_zero(x, out.name)], name=f"{out.name}_log",
                             dtype=self.kind[x.name], shape=shape)  # fmt: skip
             result = self.part(log, 1)
         elif op in TRANSFORMS and not op.startswith(("RFFT", "IRFFT")):
@@ -775,7 +809,11 @@ class _Walk:
                                    name=f"{out.name}_real", dtype=real_of(self.kind[x.name]), shape=None)  # fmt: skip
                 shape = None if shape is None else [*shape[: rank - k], *outer, n]
         self._become(node, "Identity", [result])
-        if op in TRANSFORMS and not op.startswith("IRFFT"):
+        packed = op in TRANSFORMS and not op.startswith("IRFFT")
+        if shape is None and self.shape.get(result.name) is not None:
+            # what the emitted nodes inferred (a broadcast, an unknown input dim)
+            shape = self.shape[result.name][: -1 if packed else None]
+        if packed:
             kind = COMPLEX_OF[self.elem[result.name]]
             self.kind[out.name], self.shape[out.name] = kind, shape
             self.packed[out.name], self.as_packed[out.name] = out, "last"
@@ -784,6 +822,31 @@ class _Walk:
         else:
             self.elem[out.name], self.shape[out.name] = self.elem[result.name], shape
         self.readings.append(f"{node.name} ({op}): TensorFlow's {op}, left as it is by tf2onnx")
+
+    def _off_zero(self, z: gs.Tensor, name: str) -> gs.Tensor:
+        """z, with a signed zero z moved to (±1, Im z) by the sign of Re z: the same
+        angle, atan2's with signed zeros, where Im log z would be Im(-inf + i arg) and
+        its product with -i a NaN.
+
+            z - (z = 0 ? (Re z is -0 ? 1 : -1) : 0)
+
+        Subtracting a real value (+0 i) keeps every imaginary part as it is, -0 included,
+        where adding one would turn -0 into +0."""
+        kind, shape = self.kind[z.name], self.shape.get(z.name)
+        real = real_of(kind)
+        # The sign bit of Re z, -0 included: 1 / -0 is -inf.
+        inverse = self.emit("Reciprocal", [self.part(z, 0)], name=f"{name}_inverse_re",
+                            dtype=real, shape=shape)  # fmt: skip
+        negative = self.emit("Less", [inverse, self.scalar(0, real, f"{name}_zero")],
+                             name=f"{name}_negative", dtype=np.dtype(bool), shape=shape)  # fmt: skip
+        zero = self.emit("Equal", [self.native_of(z), self.scalar(0, kind, f"{name}_origin")],
+                         name=f"{name}_at_zero", dtype=np.dtype(bool), shape=shape)  # fmt: skip
+        unit = self.emit("Where", [negative, *(self.scalar(v, real, f"{name}_unit") for v in (1, -1))],
+                         name=f"{name}_unit", dtype=real, shape=shape)  # fmt: skip
+        step = self.emit("Where", [zero, unit, self.scalar(0, real, f"{name}_none")],
+                         name=f"{name}_step", dtype=real, shape=shape)  # fmt: skip
+        return self.emit("Sub", [self.native_of(z), self.native_of(step, kind)],
+                         name=f"{name}_off_zero", dtype=kind, shape=shape)  # fmt: skip
 
     def _real_bins(self, packed: gs.Tensor, lengths: list[int], name: str) -> gs.Tensor:
         """A real signal's spectrum, packed, with +0 imaginary parts at the bins that are
@@ -844,6 +907,7 @@ class _Walk:
             return False
         real = value.real.astype(self.elem.get(base.name, np.float32))
         node.inputs[1] = gs.Constant(self.unique(f"{w.name}_real"), real)
+        self._record(node.inputs[1], real.dtype, list(real.shape))
         self.readings.append(f"{node.name} (Pow): exponent '{w.name}' is real")
         self._plain(node)
         return True
@@ -904,13 +968,29 @@ class _Walk:
         return i
 
     def _summed_with(self, part: gs.Tensor) -> list[gs.Tensor]:
-        """The two operands of Add(Pow(part, 2), y), when that is `part`'s one use."""
+        """The two operands of Sqrt(Squeeze(Add(Pow(part, 2), y), 0)), when that is
+        `part`'s one use. Without the root and the Squeeze, a sum of squares of the
+        rows is the complex value it says: no magnitude."""
         if len(part.outputs) != 1:
             return []
         square = part.outputs[0].outputs[0]
         if self._squared(square) is None or [n.op for n in square.outputs] != ["Add"]:
             return []
+        total = square.outputs[0].outputs[0]
+        if [n.op for n in total.outputs] != ["Squeeze"] or not self._squeezes_first(
+            total.outputs[0]
+        ):
+            return []
+        if [n.op for n in total.outputs[0].outputs[0].outputs] != ["Sqrt"]:
+            return []
         return list(square.outputs[0].inputs)
+
+    def _squeezes_first(self, node: gs.Node) -> bool:
+        """True for a Squeeze of axis 0 alone."""
+        axes = node.attrs.get("axes")
+        if axes is None and len(node.inputs) > 1:
+            axes = self.constant(node.inputs[1])
+        return axes is not None and [int(a) for a in np.ravel(axes)] == [0]
 
     def _squared(self, t: gs.Tensor) -> gs.Node | None:
         """The Gather node g when `t` = Pow(g's output, 2) with a 2 or 2+0j exponent."""
@@ -1111,18 +1191,18 @@ class _Walk:
             self._set_inferred(node, self.inferred[key])
             return
         if gs_holds_graphs(node):
-            return  # their bodies' types are their own: outputs stay unknown
+            if node.op in ("Loop", "Scan"):
+                self._set_inferred(node, self._body_results(node))
+            return  # an If's outputs are its branches' (`_branches`)
+        domain = "" if is_default_domain(node.domain) else node.domain
         try:
-            domain = "" if is_default_domain(node.domain) else node.domain
             schema = onnx.defs.get_schema(node.op, self.opset.get(domain, 1), domain)
-        except Exception:
-            return  # a custom op: its outputs stay unknown
+        except onnx.defs.SchemaError:
+            self.failures[node.name] = f"no schema for {node.op} in domain '{domain}'"
+            return
         types = {name: self._type_of(t, elems[name]) for t in node.inputs if (name := t.name)}
         data = {name: numpy_helper.from_array(v, name) for name, v in values.items()}
-        proto = OnnxExporter.export_node(node)
-        for attr in proto.attribute:
-            if attr.name == "to" and is_complex_onnx(attr.i):
-                attr.i = onnx_of(real_of(np_of(attr.i)))
+        proto = _real_typed(OnnxExporter.export_node(node))
         try:
             inferred = shape_inference.infer_node_outputs(
                 schema, proto, types, data,
@@ -1131,7 +1211,8 @@ class _Walk:
         except shape_inference.InferenceError as e:
             self.conflict(node, str(e).strip().splitlines()[0])
             return
-        except Exception:
+        except Exception as e:  # the checker's own errors: the node is malformed
+            self.failures[node.name] = str(e).strip().splitlines()[0]
             return
         found = []
         for out in node.outputs:
@@ -1149,6 +1230,30 @@ class _Walk:
             self.inferred[key] = found
         self._set_inferred(node, found)
 
+    def _body_results(self, node: gs.Node, inner: _Walk | None = None) -> list:
+        """(dtype, shape) of each output of a Loop or Scan, from what its body gives
+        back: a state as it is, a scan output stacked on a new axis. From the walk of
+        the body where one read it, else from the body's declarations."""
+        body = node.attrs["body"]
+        results = body.outputs[1:] if node.op == "Loop" else body.outputs
+        states = len(node.inputs) - (2 if node.op == "Loop" else node.attrs["num_scan_inputs"])
+        axes = list(node.attrs.get("scan_output_axes", []))
+        found = []
+        for j, result in enumerate(results[: len(node.outputs)]):
+            dtype, shape = _declared(result)
+            if inner is not None and inner._typed(result):
+                dtype = inner.kind.get(result.name, inner.elem.get(result.name))
+                shape = inner.shape[result.name]
+            if dtype is None or shape is None:
+                found.append(None)
+                continue
+            if j >= states:
+                axis = axes[j - states] if j - states < len(axes) else 0
+                axis = axis % (len(shape) + 1)
+                shape = [*shape[:axis], None, *shape[axis:]]
+            found.append((dtype, shape))
+        return found
+
     def _set_inferred(self, node: gs.Node, found: list) -> None:
         """Records the (dtype, shape) inferred for each output, None where unknown."""
         for out, inferred in zip(node.outputs, found, strict=False):
@@ -1160,6 +1265,31 @@ class _Walk:
                 self.shape[out.name] = shape
             else:  # a subgraph's declared complex output is complex here too
                 self._record(out, dtype, shape)
+        self._fold(node)
+
+    def _fold(self, node: gs.Node) -> None:
+        """Computes the small integer value `node` makes from known ones (a shape, an
+        index, a length): exporters spell a shape as arithmetic on constants, and a
+        reading needs its value (a Reshape's target, a Slice's bounds)."""
+        if node.op not in FOLDED or len(node.outputs) != 1:
+            return
+        out = node.outputs[0]
+        if self.elem.get(out.name, np.dtype(np.float32)).kind not in "iu":
+            return
+        if node.op == "Shape":
+            shape = self.shape.get(node.inputs[0].name)
+            if shape is None or not all(isinstance(d, int) for d in shape):
+                return
+            dims = np.array(shape, np.int64)
+            start, end = node.attrs.get("start", 0), node.attrs.get("end")
+            self.folded[out.name] = dims[start:end]
+            return
+        values = [self.constant(t) if t.name else None for t in node.inputs]
+        if any(v is None for v, t in zip(values, node.inputs, strict=True) if t.name):
+            return
+        value = fold(node.op, node.attrs, values)
+        if value is not None and value.size <= MAX_READ_ELEMENTS:
+            self.folded[out.name] = value.astype(self.elem[out.name])
 
     # ---- outputs ---------------------------------------------------------------------
 
@@ -1201,6 +1331,7 @@ class _Walk:
             value = self.native_of(t)
             if value is not t:
                 t.name = self.unique(f"{t.name}_packed")
+                self._rename(t, self.output_names[i])
                 out = gs.Variable(self.output_names[i], dtype=kind, shape=declared)
                 node = gs.Node("Identity", name=self.unique(f"{out.name}_identity"))
                 node.inputs, node.outputs = [value], [out]
@@ -1209,6 +1340,27 @@ class _Walk:
             elif isinstance(t, gs.Variable):
                 self._keep_label(t)
                 t.dtype, t.shape = kind, declared
+
+    def _rename(self, t: gs.Tensor, was: str) -> None:
+        """Keeps what the walk knows of `t` under its new name."""
+        for known in (self.kind, self.elem, self.shape, self.native, self.packed, self.parts):
+            if was in known:
+                known[t.name] = known[was]
+
+    def untyped(self, rank: bool = True) -> list[tuple[gs.Node, gs.Tensor]]:
+        """Each value this walk left without a type (or, with `rank`, a rank) although
+        it knew those of every input of the node that makes it: where inference failed
+        first (what follows it is unknown for that reason alone)."""
+        found = []
+        for node in self.graph.nodes:
+            if any(t.name and not self._typed(t, rank) for t in node.inputs):
+                continue
+            found += [(node, t) for t in node.outputs if t.name and not self._typed(t, rank)]
+        return found
+
+    def _typed(self, t: gs.Tensor, rank: bool = True) -> bool:
+        known = t.name in self.kind or t.name in self.elem
+        return known and (not rank or self.shape.get(t.name) is not None)
 
     def packed_inputs(self) -> set[str]:
         """Real inputs declared with a trailing 2: each may be a complex value, packed."""
@@ -1306,6 +1458,19 @@ def _plainly_real(model: onnx.ModelProto) -> bool:
             if axis in (-1, len(dims[node.input[0]]) - 1):
                 return False
     return True
+
+
+def _real_typed(proto: onnx.NodeProto) -> onnx.NodeProto:
+    """`proto` with a complex type or tensor attribute made real of the same shape: a
+    complex value takes part in shape inference as a real tensor of its logical shape,
+    and some schemas (ConstantOfShape's) list no complex type."""
+    for attr in proto.attribute:
+        if attr.name == "to" and is_complex_onnx(attr.i):
+            attr.i = onnx_of(real_of(np_of(attr.i)))
+        elif attr.type == onnx.AttributeProto.TENSOR and is_complex_onnx(attr.t.data_type):
+            real = real_of(np_of(attr.t.data_type))
+            attr.t.CopyFrom(numpy_helper.from_array(np.zeros(attr.t.dims, real), attr.t.name))
+    return proto
 
 
 _KEY_MAX_ELEMENTS = 64
@@ -1445,4 +1610,32 @@ def normalize(
             )  # fmt: skip
     if not read.changed:
         return unchanged
+    _refuse_untyped(read)
     return Normalized(read.export(model), read.readings, read.packed_io, read.axis0, read.warnings)
+
+
+def _refuse_untyped(walk: _Walk) -> None:
+    """Refuses the reading `walk` made when it left a value without a type, or without
+    a rank where inference failed on it: every later reading, pass and the reference
+    run would meet it unknown, and fail further on, at another node. Names the first
+    node whose inference failed. (A rank the inputs leave open, a reduction's over axes
+    known at run time, is no failure.) A graph read as written is left to the passes
+    after this one, which know every op's rule."""
+    found = []
+    for w in (walk, *walk.bodies):
+        found += [(n, t) for n, t in w.untyped(rank=False)]
+        found += [(n, t) for n, t in w.untyped() if n.name in walk.failures]
+    if not found:
+        return
+    node, t = found[0]
+    why = walk.failures.get(node.name, "its inputs do not determine it")
+    raise NormalizeError(f"cannot tell the type and rank of '{t.name}': {why}",
+                         node=node.name, op_type=node.op, tensor=t.name)  # fmt: skip
+
+
+def unknown_values(model: onnx.ModelProto) -> list[str]:
+    """'node: tensor' for each value of `model` (a native-complex model, as `normalize`
+    writes one) whose type or rank a reading of it leaves unknown, where inference
+    failed first. Empty for a model every later pass can type."""
+    walk = _Walk(imported(model), opset_versions(model), False, {}, in_order=True)
+    return [f"{n.name}: {t.name}" for w in (walk, *walk.bodies) for n, t in w.untyped()]

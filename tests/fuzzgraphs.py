@@ -32,10 +32,10 @@ GROWING = {"Exp": 4, "Sinh": 4, "Cosh": 4, "Sigmoid": 4, "Tan": math.inf, "Tanh"
 GROWING_EXTREME = {**GROWING, "Exp": 100, "Sinh": 100, "Cosh": 100}
 # Ops whose complex results may lie on an axis whatever their inputs (a Softmax over
 # one element is exactly 1, where the rewrite's rounding may leave -0 or 1e-8 i).
-AXIS_MAKERS = {"Round", "ReduceL1", "Cast", "Sign", "ConstantOfShape", "Pad", "Softmax",
-               "LogSoftmax"}  # fmt: skip
+AXIS_MAKERS = {"Round", "ReduceL1", "Cast", "Sign", "ConstantOfShape", "EyeLike", "Pad",
+               "Softmax", "LogSoftmax"}  # fmt: skip
 # Ops that may make an exact zero from operands that hold none.
-ZERO_MAKERS = {"Round", "Sub", "Add", "Pad", "Trilu", "Cast", "Sum", "Mean", "CumSum",
+ZERO_MAKERS = {"Round", "EyeLike", "Sub", "Add", "Pad", "Trilu", "Cast", "Sum", "Mean", "CumSum",
                "ScatterND", "ScatterElements", "Sign", "Einsum", "MatMul", "Gemm", "Conv",
                "ConvTranspose", "DFT", "ReduceSum", "ReduceMean", "ReduceSumSquare",
                "ReduceL2", "ReduceLogSum", "Log", "LogSoftmax", "Acos", "Acosh", "If",
@@ -55,8 +55,8 @@ STEPS = ["unary", "unary", "unary", "unary", "binary", "binary", "binary", "real
          "slice", "expand", "tile", "where", "pad", "gather", "gather_elements",
          "gather_nd", "scatter_nd", "scatter_elements", "compress", "cumsum",
          "reverse_sequence", "trilu", "depth_to_space", "reduce", "reduce", "softmax",
-         "matmul", "gemm", "einsum", "conv", "constant_of_shape", "dft", "if", "loop",
-         "scan"]  # fmt: skip
+         "matmul", "gemm", "einsum", "conv", "constant_of_shape", "eye_like", "dft", "if",
+         "loop", "scan"]  # fmt: skip
 # Every op the steps below emit, and the registry's ops they leave out, with why.
 OPS = {*UNARY, *REDUCE, "Abs", "IsNaN", "IsInf", "Shape", "Size", "Add", "Sub", "Mul", "Div",
        "Equal", "Cast", "Pow", "Sum", "Mean", "Transpose", "Reshape", "Unsqueeze", "Squeeze",
@@ -64,7 +64,7 @@ OPS = {*UNARY, *REDUCE, "Abs", "IsNaN", "IsInf", "Shape", "Size", "Add", "Sub", 
        "GatherElements", "GatherND", "ScatterND", "ScatterElements", "Compress", "CumSum",
        "ReverseSequence", "Trilu", "DepthToSpace", "SpaceToDepth", "Softmax", "LogSoftmax",
        "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "Constant", "ConstantOfShape",
-       "DFT", "If", "Loop", "Scan"}  # fmt: skip
+       "EyeLike", "DFT", "If", "Loop", "Scan"}  # fmt: skip
 NOT_GENERATED = {
     "STFT": "a complex signal's frames and window are not generated; DFT covers the packing",
 }
@@ -440,8 +440,10 @@ class Builder:
             target = [-1, *x.shape[-1:]] if x.rank else [-1]
             new = [x.size // max(1, x.shape[-1]), *x.shape[-1:]] if x.rank else [1]
         elif kind == "zero" and x.rank >= 1:
-            target = [0, *([-1] if x.size > 0 else [int(np.prod(x.shape[1:]))])]
-            new = [x.shape[0], int(np.prod(x.shape[1:]))]
+            tail = int(np.prod(x.shape[1:]))
+            target = [0, *([-1] if x.size > 0 else [tail])]
+            # A second 0 (an empty tail) copies dim 1 too: Reshape's 0 is "as it was".
+            new = [x.shape[0], tail if x.size > 0 or tail else x.shape[1]]
         else:
             return
         self.add("Reshape", [x, self.index_const(target)], new, x.dtype, x.bound)
@@ -852,6 +854,16 @@ class Builder:
         value = numpy_helper.from_array(self.numbers((1,), self.cdtype), "value")
         v = self.add("ConstantOfShape", [self.index_const(list(shape))], shape, self.cdtype, 10, value=value)  # fmt: skip
         v.const = True
+
+    def s_eye_like(self):
+        """A complex identity shaped like a matrix of the pool, complex or real."""
+        dtype = self.cdtype if self.flag() else np.dtype(np.float32)
+        x = self.complex_value(lambda v: v.rank == 2, dtype) if dtype == self.cdtype else None
+        if x is None or x.rank != 2:
+            x = self.new_value([self.int_(1, 4), self.int_(1, 4)], dtype)
+        out = self.name("eyelike")  # `add` takes its own dtype: the attribute goes by emit
+        self.emit("EyeLike", [x.name], [out], dtype=onnx_of(self.cdtype), k=self.int_(-1, 1))
+        self.derived(out, "EyeLike", x.shape, self.cdtype, 1, [x])
 
     def s_dft(self):
         x = self.complex_value(lambda v: v.rank >= 2 and min(v.shape) > 0)

@@ -3,8 +3,10 @@
     Shape(z, start, end)      -> the logical shape: Shape of a part, or of p without its last dim
     Size(z)                   -> the logical size: Size of a part, or Size(p) / 2
     ConstantOfShape(s, v)     -> Expand(pack(v), s + [2])        # v complex
+    EyeLike(x, dtype=complex) -> (EyeLike(Re x or x, dtype=real), 0)
 
-Shape and Size have real outputs; ConstantOfShape with a complex value is a source.
+Shape and Size have real outputs; ConstantOfShape with a complex value, and EyeLike with
+a complex dtype, are sources. EyeLike reads only its input's shape.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from .. import cmath
-from ..dtypes import is_complex_np
+from ..dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of
 from .common import append_dim
 from .registry import real_outputs, rule
 
@@ -94,3 +96,23 @@ def constant_of_shape(ctx, node):
     out = ctx.emit("Expand", [cmath.pack(value), append_dim(ctx, shape_t, 2)])
     ctx.set_packed(y, out)
     ctx.explain("packed value expanded to shape + [2]")
+
+
+def _eye_like_infer(node, kinds):
+    dtype = node.attrs.get("dtype")
+    if dtype is None:  # the input's own type
+        return [kinds[0]]
+    return [np.dtype(np_of(dtype)) if is_complex_onnx(dtype) else None]
+
+
+@rule("EyeLike", infer=_eye_like_infer)
+def eye_like(ctx, node):
+    x, y = node.inputs[0], node.outputs[0]
+    if not ctx.is_complex(y):  # a real identity shaped like a complex value
+        ctx.emit("EyeLike", [ctx.real_part(x)], node.attrs, outputs=[y])
+        ctx.explain("shaped like the real part")
+        return
+    like = ctx.real_part(x) if ctx.is_complex(x) else x
+    attrs = {**node.attrs, "dtype": onnx_of(ctx.real_dtype(y))}
+    ctx.set_parts(y, ctx.emit("EyeLike", [like], attrs), None)
+    ctx.explain("real identity, imaginary part zero")

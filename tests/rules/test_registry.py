@@ -12,7 +12,7 @@ EXPECTED = {
     "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Sigmoid", "Sign", "Reciprocal", "Round",
     "IsNaN", "IsInf",
     # cast, constant, shape
-    "Cast", "Constant", "ConstantOfShape", "Shape", "Size",
+    "Cast", "Constant", "ConstantOfShape", "EyeLike", "Shape", "Size",
     # layout and indexing
     "Transpose", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Split", "Slice",
     "Expand", "Tile", "Pad", "Where", "Compress", "ReverseSequence", "DepthToSpace",
