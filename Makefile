@@ -101,20 +101,23 @@ coverage: docs
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis *.egg-info
 
-## fixtures-jax: regenerate fixtures/jax2onnx/ with the real exporter, in its own environment
+## fixtures-jax: regenerate fixtures/jax2onnx/ and fixtures/models/jax2onnx/ with the real exporter, in its own environment
 fixtures-jax:
 	python3 -m venv .venv-jax
 	.venv-jax/bin/pip install -q -r fixtures/jax2onnx/requirements.txt
 	cd fixtures/jax2onnx && ../../.venv-jax/bin/python make_jax2onnx.py
+	cd fixtures/models/jax2onnx && ../../../.venv-jax/bin/python make_models.py
 
-## fixtures-torch: regenerate fixtures/torch/ with torch.onnx (dynamo), in its own environment
+## fixtures-torch: regenerate fixtures/torch/ and fixtures/models/torch/ with torch.onnx (dynamo), in its own environment
 fixtures-torch:
 	python3 -m venv .venv-torch
 	.venv-torch/bin/pip install -q -r fixtures/torch/requirements.txt
 	.venv-torch/bin/python fixtures/torch/make_torch.py
+	.venv-torch/bin/python fixtures/models/torch/make_models.py
 
-## fixtures-tf: regenerate fixtures/tf2onnx/ with tf2onnx, in its own environment
+## fixtures-tf: regenerate fixtures/tf2onnx/ and fixtures/models/tf2onnx/ with tf2onnx, in its own environment
 fixtures-tf:
 	python3 -m venv .venv-tf
 	.venv-tf/bin/pip install -q -r fixtures/tf2onnx/requirements.txt
 	cd fixtures/tf2onnx && ../../.venv-tf/bin/python make_tf2onnx.py
+	cd fixtures/models/tf2onnx && ../../../.venv-tf/bin/python make_models.py
