@@ -186,10 +186,11 @@ def _holds_tensorflow(node: gs.Node) -> bool:
 
 def _sourced(node: gs.Node) -> list[np.dtype | None]:
     """The complex type of each output of `node` that makes a complex value from no
-    complex input (Cast to complex, a complex Constant or ConstantOfShape), else None."""
-    if node.op == "Cast":
-        to = node.attrs["to"]
-        return [np.dtype(np_of(to)) if is_complex_onnx(to) else None]
+    complex input (Cast to complex, a complex Constant or ConstantOfShape, EyeLike of a
+    complex dtype), else None."""
+    if node.op in ("Cast", "EyeLike"):
+        to = node.attrs.get("to", node.attrs.get("dtype"))
+        return [np.dtype(np_of(to)) if to is not None and is_complex_onnx(to) else None]
     if node.op in ("Constant", "ConstantOfShape"):
         value = node.attrs.get("value")
         if isinstance(value, gs.Constant) and is_complex_np(value.dtype):
@@ -1465,7 +1466,11 @@ def _real_typed(proto: onnx.NodeProto) -> onnx.NodeProto:
     complex value takes part in shape inference as a real tensor of its logical shape,
     and some schemas (ConstantOfShape's) list no complex type."""
     for attr in proto.attribute:
-        if attr.name == "to" and is_complex_onnx(attr.i):
+        if (
+            attr.name in ("to", "dtype")
+            and attr.type == onnx.AttributeProto.INT
+            and is_complex_onnx(attr.i)
+        ):
             attr.i = onnx_of(real_of(np_of(attr.i)))
         elif attr.type == onnx.AttributeProto.TENSOR and is_complex_onnx(attr.t.data_type):
             real = real_of(np_of(attr.t.data_type))

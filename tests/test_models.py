@@ -24,10 +24,7 @@ UNCHANGED = {"tf2onnx/log_mel_80", "torch/fno1d_reim", "torch/fno1d_cfloat",
              "torch/llama_attention", "torch/stft_power_log1p", "torch/whisper_log_mel"}  # fmt: skip
 """Exports with no complex type left: the exporter lowered every complex value itself."""
 
-FAILING = {
-    "jax2onnx/beamformer_mvdr": "the rewrite of jax2onnx's packed sum of a complex quotient "
-    "and product (R^-1 by Newton-Schulz steps) fails shape inference",
-}
+FAILING: dict[str, str] = {}
 """Models that do not convert yet, and why: each must fail (strict), so a fix shows."""
 
 

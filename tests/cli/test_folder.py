@@ -56,9 +56,8 @@ def test_fixture_zoo_matches_its_baseline(tmp_path):
     # The known failures are skipped, not failed: the run is green.
     assert suite.get("failures") == "0" and suite.get("errors") == "0"
     # complex_relu and cumprod are refused; sqrt_plus and log_of_sum differ from JAX, and
-    # tf2onnx's irfft_length and pad from TensorFlow; models/jax2onnx/beamformer_mvdr
-    # does not convert yet (tests/test_models.py).
-    assert int(suite.get("skipped")) == 7
+    # tf2onnx's irfft_length and pad from TensorFlow.
+    assert int(suite.get("skipped")) == 6
 
 
 def _zoo_rules() -> list[str]:
