@@ -7,6 +7,7 @@ other rewrite. One lowering per op type, registered with `@lowering`:
     DFT(x, L, axis)       -> Reshape(MatMul(Reshape(x, [..., n*c]), M), [..., K, c'])
     STFT(x, step, win, L) -> the same on Gather(x, frame indices), the window in M
     Compress(x, cond)     -> Gather(x, nonzero(cond))
+    NonZero(x)            -> NonZero(Cast(x, float)), x not float32 or float16
 
 M is the real block of the DFT matrix (`cmath.dft_coefficients`), built in numpy,
 so transform lengths must be static. A transform axis other than the one before
@@ -45,7 +46,8 @@ factors (`_four_step`): two small matrices instead of one that grows as L^2."""
 LOWERINGS: dict[str, Callable] = {}
 lowering = registrar(LOWERINGS, "lowering")
 """`@lowering("Op")`: registers fn(emitter, node, lowered), which replaces the node's
-output with nodes from the emitter and notes what it did in `lowered`."""
+output with nodes from the emitter and notes what it did in `lowered`, or returns False
+where the node needs no lowering."""
 
 
 @dataclass
@@ -369,6 +371,18 @@ def compress(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     lowered.notes.append(f"{node.name}: Compress -> Gather with {how}")
 
 
+@lowering("NonZero")
+def nonzero(e: Emitter, node: gs.Node, lowered: Lowered) -> bool | None:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.dtype is not None and np.dtype(x.dtype) in (np.float32, np.float16):
+        return False  # TensorRT takes it as it is
+    # TensorRT's NonZero takes floats, not booleans or integers (jax2onnx's ScatterND
+    # writes one of a mask); the cast keeps which elements are nonzero.
+    _op(e, "NonZero", [_op(e, "Cast", [x], {"to": onnx.TensorProto.FLOAT})], out=y)
+    node.outputs.clear()
+    lowered.notes.append(f"{node.name}: NonZero of its input cast to float")
+
+
 def _lower_graph(e: Emitter, lowered: Lowered, declared: dict, ops, strict: bool) -> None:
     graph, replaced = e.graph, []
     for node in list(graph.nodes):
@@ -380,7 +394,8 @@ def _lower_graph(e: Emitter, lowered: Lowered, declared: dict, ops, strict: bool
         outputs = list(node.outputs)
         e.node = node
         try:
-            fn(e, node, lowered)
+            if fn(e, node, lowered) is False:
+                continue  # nothing to lower, nothing emitted
         except DecomplexError as error:
             if strict:
                 raise

@@ -75,6 +75,7 @@ def _zoo_rules() -> list[str]:
     return sorted(ops)
 
 
+@pytest.mark.slow  # one folder run per rule: minutes
 @pytest.mark.parametrize("op", _zoo_rules())
 def test_disabling_any_rule_the_zoo_uses_fails_the_run(tmp_path, monkeypatch, op):
     monkeypatch.delitem(registry.REGISTRY, op)

@@ -22,11 +22,7 @@ def messages(result, level=None):
 
 
 TENSORRT_GAPS = {
-    "fno1d.onnx": "jax2onnx's ScatterND writes NonZero of a bool mask; TensorRT takes floats",
-    "fno1d_nnx.onnx": "the same NonZero of a bool mask",
-    "fno2d.onnx": "the same NonZero of a bool mask",
-    "fno_modes_minimal.onnx": "the same NonZero of a bool mask",
-    "fno.onnx": "tf2onnx leaves the irfft's length unknown: no static DFT matrix",
+    "fno.onnx": "tf2onnx leaves the irfft's bins unknown (unk__8): no static DFT matrix",
 }
 """Whole models (fixtures/models) the TensorRT target does not lower yet, and why."""
 
