@@ -2,7 +2,8 @@
 LRU, S4D, FNO-1D and 2-D, GFNet, Llama decoders, FNet and beamformers from jax2onnx;
 MFCC and STFT-mask front ends, a Keras FNO and RoPE attention from tf2onnx; FNO-1D, STFT
 spectrograms and Llama attention from torch.onnx. Each converts, runs in onnxruntime,
-and matches its framework's own outputs (saved beside it) at rtol 1e-4, atol 1e-5."""
+and matches its framework's own outputs (saved beside it) at rtol 1e-4, atol 1e-5.
+(That normalize leaves none of their values untyped is tests/test_normalize.py's.)"""
 
 from pathlib import Path
 
@@ -10,7 +11,6 @@ import onnx
 import pytest
 
 from onnx_decomplex.check import find_complex
-from onnx_decomplex.normalize import normalize, unknown_values
 from onnx_decomplex.pipeline import Files, convert_file
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
@@ -68,9 +68,3 @@ def test_model_converts_and_matches_its_framework(path, tmp_path):
         return
     onnx.checker.check_model(model, full_check=True)
     assert result.validation is not None and result.validation.passed
-
-
-@pytest.mark.parametrize("path", _marked(MODELS))
-def test_normalize_leaves_no_value_untyped(path):
-    """Every value of the model normalize writes has a known type and rank."""
-    assert unknown_values(normalize(onnx.load(path)).model) == []

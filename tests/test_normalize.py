@@ -438,6 +438,59 @@ def test_like_nodes_are_inferred_once(monkeypatch):
     assert validate(model, out).passed
 
 
+# ---- every value typed ------------------------------------------------------------------
+
+REFUSED = {"jax2onnx/cumprod.onnx": "node_CumProd_0"}
+"""Fixtures normalize refuses because it cannot type a value: the node it names."""
+
+
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=fixture_id)
+def test_normalize_leaves_no_value_untyped(path):
+    """Every value of the model normalize writes, every corpus's, has a known type and
+    rank; where it cannot tell one, it refuses and names the node."""
+    model = onnx.load(str(path))
+    named = REFUSED.get(fixture_id(path))
+    if named is not None:
+        with pytest.raises(NormalizeError, match=f"node '{named}'.*cannot tell the type"):
+            normalize(model)
+        return
+    assert normalize_module.unknown_values(normalize(model).model) == []
+
+
+def _complex_source(op: str, opset: int) -> onnx.ModelProto:
+    """`op` on a complex value made by a complex ConstantOfShape, as jax2onnx writes
+    `jnp.zeros(..., complex64)`: a source whose schema lists no complex type."""
+    zero = helper.make_tensor("v", onnx.TensorProto.COMPLEX64, [1], [0j])
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["z"], value=zero)]
+    inits = [init("s", np.array([2, 3], np.int64))]
+    if op == "Expand":
+        nodes.append(helper.make_node("Expand", ["z", "e"], ["y"]))
+        inits.append(init("e", np.array([4, 2, 3], np.int64)))
+    elif op == "Tile":
+        nodes.append(helper.make_node("Tile", ["z", "r"], ["y"]))
+        inits.append(init("r", np.array([2, 1], np.int64)))
+    elif op == "Pad":
+        nodes.append(helper.make_node("Pad", ["z", "p"], ["y"]))
+        inits.append(init("p", np.array([1, 0, 0, 2], np.int64)))
+    elif op == "Where":
+        nodes.append(helper.make_node("Where", ["c", "z", "x"], ["y"]))
+        inits.append(init("c", np.array([[True, False, True]])))
+    elif op == "ScatterND":
+        nodes.append(helper.make_node("ScatterND", ["z", "i", "x"], ["y"]))
+        inits.append(init("i", np.array([[1]], np.int64)))
+    x = vi("x", np.complex64, [1, 3] if op == "ScatterND" else [2, 3])
+    return make_model(nodes, [x], [vi("y", np.complex64, None)], inits, opset=opset)
+
+
+@pytest.mark.parametrize("op", ["Expand", "Tile", "Pad", "Where", "ScatterND"])
+def test_ops_on_a_complex_source_are_typed(op, opset):
+    model = _complex_source(op, opset)
+    walk = normalize_module._Walk(normalize_module.imported(model),
+                                  {"": opset}, False, {}, in_order=True)  # fmt: skip
+    assert walk.kind["y"] == np.complex64 and walk.rank(walk.graph.outputs[0]) is not None
+    assert normalize_module.unknown_values(model) == []
+
+
 # ---- the reading as written only reads; the mixed one is spared where it cannot matter --
 
 
