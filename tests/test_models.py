@@ -24,9 +24,6 @@ UNCHANGED = {"tf2onnx/log_mel_80", "torch/fno1d_reim", "torch/fno1d_cfloat",
              "torch/llama_attention", "torch/stft_power_log1p", "torch/whisper_log_mel"}  # fmt: skip
 """Exports with no complex type left: the exporter lowered every complex value itself."""
 
-FAILING: dict[str, str] = {}
-"""Models that do not convert yet, and why: each must fail (strict), so a fix shows."""
-
 
 def _files(path: Path) -> Files:
     stem = path.with_suffix("")
@@ -37,7 +34,8 @@ def test_the_corpus_holds_every_architecture():
     assert {p.parent.name for p in MODELS} == EXPORTERS
     for must in ("jax2onnx/lru", "jax2onnx/s4d", "jax2onnx/fno1d", "jax2onnx/fno1d_nnx",
                  "jax2onnx/fno2d", "jax2onnx/gfnet_block", "jax2onnx/llama_decoder",
-                 "jax2onnx/fnet", "jax2onnx/beamformer_das", "tf2onnx/mfcc_frontend",
+                 "jax2onnx/fnet", "jax2onnx/beamformer_das", "jax2onnx/beamformer_mvdr",
+                 "tf2onnx/mfcc_frontend",
                  "tf2onnx/stft_mask_enhance", "tf2onnx/fno", "tf2onnx/rope_attention",
                  "torch/fno1d_cfloat", "torch/whisper_log_mel", "torch/llama_attention"):  # fmt: skip
         assert must in IDS
@@ -46,15 +44,7 @@ def test_the_corpus_holds_every_architecture():
         assert all(f.exists() for f in (_files(path).inputs, _files(path).expected))
 
 
-def _marked(paths):
-    """`paths`, with each of FAILING marked as expected to fail."""
-    for path, name in zip(paths, IDS, strict=True):
-        reason = FAILING.get(name)
-        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-        yield pytest.param(path, id=name, marks=marks)
-
-
-@pytest.mark.parametrize("path", _marked(MODELS))
+@pytest.mark.parametrize("path", MODELS, ids=IDS)
 def test_model_converts_and_matches_its_framework(path, tmp_path):
     name = str(path.relative_to(CORPUS).with_suffix(""))
     out = tmp_path / path.name
