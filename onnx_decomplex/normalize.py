@@ -22,9 +22,10 @@ state; a Scan body like it is not read.
 TensorFlow's own complex ops, which tf2onnx writes as they are in the default domain
 where it has no converter (`Complex`, `Real`, `Imag`, `Conj`, `ConjugateTranspose`,
 `ComplexAbs`, `Angle`, and `FFT`, `IFFT`, `RFFT`, `IRFFT` with their 2-D and 3-D forms), get
-TensorFlow's meaning, in If branches and Loop bodies too. tf2onnx's own magnitude of a
-complex z, Gathers on axis 0 squared with a `2+0j` exponent, reads z's pair on that leading
-axis. A complex value cast to real, moved, and cast back to complex is converted as written,
+TensorFlow's meaning, in If branches and Loop bodies too (`Angle` as atan2's, signed
+zeros included). tf2onnx's own magnitude of a complex z, Gathers on axis 0 squared with a
+`2+0j` exponent, summed, squeezed on axis 0 and rooted, reads z's pair on that leading
+axis; without the Squeeze and the root, the squares are complex squares. A complex value cast to real, moved, and cast back to complex is converted as written,
 with a warning: the imaginary part is gone (tf2onnx's complex Pad).
 
 A graph input or output declared real `S + [2]` for a complex value of shape S is
@@ -34,6 +35,12 @@ complex operand, or when no other reading is free of contradictions. The pair on
 axis 0 (`[2, *S]`) is how the exporter packs a complex value whose parts come from a
 scalar's; a real stack on axis 0 is read as a pair only when its parts come from the
 parts of complex values.
+
+Every value gets a type and a rank: complex sources include what ONNX's schemas type no
+complex (a complex ConstantOfShape, EyeLike of a complex dtype), Loop and Scan outputs
+are their bodies', and the small integer values exporters build shapes from are computed
+(`constants.fold`), so a Reshape's target or an Expand's shape is known. A reading that
+leaves a value untyped is refused, naming the node where inference failed.
 
 A graph that reads consistently as written, as native complex or as plain real, is
 left alone, unless an op that computes something else on a packed tensor than on
@@ -978,11 +985,10 @@ class _Walk:
         if self._squared(square) is None or [n.op for n in square.outputs] != ["Add"]:
             return []
         total = square.outputs[0].outputs[0]
-        if [n.op for n in total.outputs] != ["Squeeze"] or not self._squeezes_first(
-            total.outputs[0]
-        ):
+        squeeze = total.outputs[0] if [n.op for n in total.outputs] == ["Squeeze"] else None
+        if squeeze is None or not self._squeezes_first(squeeze):
             return []
-        if [n.op for n in total.outputs[0].outputs[0].outputs] != ["Sqrt"]:
+        if [n.op for n in squeeze.outputs[0].outputs] != ["Sqrt"]:
             return []
         return list(square.outputs[0].inputs)
 
