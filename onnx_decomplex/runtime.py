@@ -28,13 +28,17 @@ from .validate import RUNTIME_HINT
 
 def pack_inputs(contract: Contract | None, feeds: Mapping[str, object]) -> dict:
     """The feeds for the packed model: complex arrays for packed inputs packed (and
-    cast to the stored float type); every other feed as it is. A real array given
-    for a packed input is taken as already packed."""
+    cast to the stored float type); every other feed as it is, but a float64 array in
+    a model made for TensorRT, whose float64 inputs were all narrowed to float32. A real
+    array given for a packed input is taken as already packed."""
     by_name = {p.name: p for p in contract.inputs} if contract else {}
+    narrowed = contract is not None and contract.target == "tensorrt"
     out = {}
     for name, value in feeds.items():
         entry = by_name.get(name)
-        if entry is None:
+        if entry is None and narrowed and np.asarray(value).dtype == np.float64:
+            out[name] = np.asarray(value, dtype=np.float32)
+        elif entry is None:
             out[name] = value
         elif is_complex_np(np.asarray(value).dtype):
             out[name] = pack(value, entry.storage_dtype)

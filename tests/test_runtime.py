@@ -187,6 +187,21 @@ def test_session_casts_a_narrowed_model_in_and_out():
     np.testing.assert_allclose(y, feeds["x"] * feeds["w"], rtol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["rfft_f64", "complex_f64"])
+def test_session_casts_narrowed_real_inputs(name, root):
+    """A model made for TensorRT narrowed its real float64 inputs too: Session takes the
+    caller's float64 arrays for them, as it takes complex128 ones."""
+    folder = root / "fixtures" / "tf2onnx"
+    model = onnx.load(folder / f"{name}.onnx")
+    out, _ = decomplex(model, target="tensorrt")
+    feeds = dict(np.load(folder / f"{name}.npz"))
+    assert any(v.dtype == np.float64 for v in feeds.values())
+    got = Session(out, providers=["CPUExecutionProvider"]).run(None, feeds)
+    want = np.load(folder / f"{name}.expected.npz")
+    for o, g in zip(out.graph.output, got, strict=True):
+        np.testing.assert_allclose(g, want[o.name], rtol=1e-4, atol=1e-5)
+
+
 def test_session_of_a_model_with_no_contract_is_onnxruntime(tmp_path):
     model = make_model(
         [helper.make_node("Neg", ["a"], ["b"])],
