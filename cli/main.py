@@ -15,6 +15,7 @@ from rich.console import Console
 
 from onnx_decomplex import __version__
 from onnx_decomplex.errors import DecomplexError, OptionError, ValidationTimeout
+from onnx_decomplex.files import terminate
 from onnx_decomplex.options import (
     MUL_STRATEGIES,
     TARGETS,
@@ -71,10 +72,6 @@ def run() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code or 0)
-
-
-def _terminated(signum, frame) -> None:
-    sys.exit(128 + signum)
 
 
 def _exit_with(error: DecomplexError) -> None:
@@ -188,7 +185,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
     OUT and every other file stay as they were.
     """
     # A terminated run unwinds like an interrupted one: its temporary files go.
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, terminate)
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
     engine = _engine_options(build(EngineOptions, values))
     plan = engine and engine.plan

@@ -17,7 +17,7 @@ from rich.console import Console
 from onnx_decomplex import __version__
 from onnx_decomplex.baseline import read_report
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.files import Paths
+from onnx_decomplex.files import Paths, terminate
 from onnx_decomplex.merge import merge_reports
 from onnx_decomplex.options import ReportOptions
 
@@ -26,10 +26,6 @@ from .groups import build, options_of
 from .params import REPORT_SETTINGS
 
 EXIT_ERROR = 1
-
-
-def _terminated(signum, frame) -> None:
-    sys.exit(128 + signum)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,7 +51,7 @@ def main(reports, quiet, **values):
     model failed, a regression, or reports that do not merge; 2 bad usage.
     """
     # A terminated run unwinds like an interrupted one: its temporary files go.
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, terminate)
     reporting = build(ReportOptions, values)
     if reporting.update_baseline and reporting.baseline is None:
         raise click.UsageError("--update-baseline needs --baseline PATH")

@@ -14,14 +14,49 @@ import glob
 import os
 import re
 import shutil
+import signal
 import socket
+import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import SaveError
 
 _HOST = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
 _TEMP = re.compile(r"\.tmp-(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-")
+
+
+_terminated_by: int | None = None
+
+
+def terminate(signum, frame) -> None:
+    """The handler of SIGTERM for a run: it unwinds as an interrupted one does, so that
+    its temporary files go, and exits 128 + the signal's number."""
+    global _terminated_by
+    _terminated_by = signum
+    sys.exit(128 + signum)
+
+
+def terminated() -> int | None:
+    """The signal that ended the run, once `terminate` has: code that turns exceptions
+    into other errors (a C extension's import does) asks it before it does."""
+    return _terminated_by
+
+
+@contextmanager
+def _shielded():
+    """SIGTERM held back while the block runs (it arrives after): renames into place
+    happen all, or none."""
+    mask = getattr(signal, "pthread_sigmask", None)  # POSIX only
+    if mask is None:
+        yield
+        return
+    held = mask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, held)
 
 
 def umask() -> int:
@@ -118,9 +153,10 @@ class Transaction:
         """Renames every staged file into place; returns the targets."""
         done = []
         try:
-            for temp, target in self._moves:
-                os.replace(temp, target)
-                done.append(target)
+            with _shielded():
+                for temp, target in self._moves:
+                    os.replace(temp, target)
+                    done.append(target)
         except OSError as e:
             raise SaveError(f"cannot write: {e.strerror or e}", file=str(target)) from e
         finally:

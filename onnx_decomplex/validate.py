@@ -30,6 +30,7 @@ from . import cmath
 from .constants import attribute_value
 from .dtypes import TYPE_ATTRIBUTES, is_complex_np, np_of
 from .errors import DecomplexError, OptionError, ValidationTimeout
+from .files import terminated
 from .graphs import graphs_in
 from .reference import evaluator, quirks, time_limit, unpack
 
@@ -568,6 +569,9 @@ def import_onnxruntime():
     try:
         import onnxruntime
     except ImportError as e:
+        signum = terminated()
+        if signum is not None:  # the import was cut short ("initialization failed")
+            raise SystemExit(128 + signum) from None
         raise DecomplexError(
             f"validation runs the rewrite in onnxruntime, which is not installed ({e}): "
             f"{RUNTIME_HINT}; --no-validate writes the rewrite unchecked"

@@ -22,8 +22,8 @@ from helpers import make_model, vi
 from onnx import helper, numpy_helper
 from onnx_decomplex.cli.main import EXIT_VALIDATION, main
 
-from onnx_decomplex import zoo
-from onnx_decomplex.files import _prefix, umask
+from onnx_decomplex import files, zoo
+from onnx_decomplex.files import Transaction, _prefix, umask
 from onnx_decomplex.options import Options
 from onnx_decomplex.pipeline import convert_file
 
@@ -271,6 +271,61 @@ def test_a_terminated_run_leaves_no_temporary_files(tmp_path):
     finally:
         child.kill()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx", "ready"]
+
+
+def test_a_termination_during_the_renames_waits_for_them(tmp_path, monkeypatch):
+    """A model and its data file are renamed into place together: a SIGTERM between the
+    two arrives after both, and the run then ends as terminated."""
+    rename = os.replace
+
+    def replace_then_terminated(src, dst):
+        rename(src, dst)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    before = signal.signal(signal.SIGTERM, files.terminate)
+    monkeypatch.setattr(files, "_terminated_by", None)
+    try:
+        with Transaction() as t:
+            t.write(tmp_path / "o.onnx", b"model")
+            t.write(tmp_path / "o.onnx.data", b"weights")
+            monkeypatch.setattr(os, "replace", replace_then_terminated)
+            with pytest.raises(SystemExit) as exited:
+                t.commit()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert exited.value.code == 128 + signal.SIGTERM
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.onnx", "o.onnx.data"]
+
+
+def test_a_termination_during_onnxruntime_import_is_no_missing_install(tmp_path):
+    """A C extension's import turns the handler's exit into ImportError("initialization
+    failed"): the run still ends as terminated, not as "onnxruntime is not installed"."""
+    src, out = _model(tmp_path), tmp_path / "o.onnx"
+    code = textwrap.dedent(f"""
+        import builtins, os, signal, sys
+        from onnx_decomplex.cli.main import run
+
+        stock = builtins.__import__
+
+        def cut_short(name, *args, **kwargs):
+            if name != "onnxruntime":
+                return stock(name, *args, **kwargs)
+            try:  # as pybind11's module init does with an exception
+                os.kill(os.getpid(), signal.SIGTERM)
+            except BaseException:
+                pass
+            raise ImportError("initialization failed")
+
+        sys.modules.pop("onnxruntime", None)
+        builtins.__import__ = cut_short
+        sys.argv = ["onnx-decomplex", {str(src)!r}, {str(out)!r}]
+        run()
+    """)
+    child = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    assert child.returncode == 128 + signal.SIGTERM, child.stderr
+    assert "not installed" not in child.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx"]
 
 
 def kill_on_b(task):
