@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from onnx_decomplex import baseline, zoo
+from onnx_decomplex.contract import read_contract
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.files import Paths, write_atomic
 from onnx_decomplex.junit import write_junit
@@ -144,6 +145,30 @@ def _out_inside_in(src: Path, dst: Path) -> bool:
             "a folder outside IN"
         )
     return dst.resolve().is_relative_to(src.resolve())
+
+
+def _refuse_writing_over(src: Path, dst: Path, models: list[Path]) -> None:
+    """Refuses, before any work, a run whose OUT (inside IN) already holds a model where
+    an output would go, unless that model is an earlier run's output: one that records
+    its I/O contract, or a copy of the input it would come from (a model with nothing
+    complex is written as it is). Anything else there is the user's, never written over."""
+    for model in models:
+        out = dst / model.relative_to(src)
+        if out.is_file() and not _earlier_output(out, model):
+            raise DecomplexError(
+                f"OUT lies inside IN, and this model under it is no output of an earlier run: "
+                f"the output of {model} would be written over it; give OUT a folder of its own",
+                file=str(out),
+            )
+
+
+def _earlier_output(out: Path, model: Path) -> bool:
+    try:
+        if read_contract(out) is not None:
+            return True
+    except Exception:  # not a model this tool wrote, whatever it is
+        return False
+    return out.read_bytes() == model.read_bytes()
 
 
 def check_paths(paths: Paths, reporting: ReportOptions) -> None:
@@ -285,6 +310,7 @@ def run_folder_mode(
     nested = _out_inside_in(src, dst)
     models = zoo.find_models(src, exclude=dst)
     if nested:
+        _refuse_writing_over(src, dst, models)
         skipped = len(zoo.find_models(src)) - len(models)
         err.print(
             f"[yellow]warning[/] OUT lies inside IN: the models under {dst} are outputs, "

@@ -14,7 +14,6 @@ import glob
 import os
 import re
 import shutil
-import signal
 import socket
 import sys
 import tempfile
@@ -28,6 +27,7 @@ _TEMP = re.compile(r"\.tmp-(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-")
 
 
 _terminated_by: int | None = None
+_held: list[int] | None = None  # signals held back by `_shielded`, while it runs
 
 
 def terminate(signum, frame) -> None:
@@ -35,6 +35,9 @@ def terminate(signum, frame) -> None:
     its temporary files go, and exits 128 + the signal's number."""
     global _terminated_by
     _terminated_by = signum
+    if _held is not None:
+        _held.append(signum)  # `_shielded` exits once its block is done
+        return
     sys.exit(128 + signum)
 
 
@@ -46,17 +49,18 @@ def terminated() -> int | None:
 
 @contextmanager
 def _shielded():
-    """SIGTERM held back while the block runs (it arrives after): renames into place
-    happen all, or none."""
-    mask = getattr(signal, "pthread_sigmask", None)  # POSIX only
-    if mask is None:
-        yield
-        return
-    held = mask(signal.SIG_BLOCK, {signal.SIGTERM})
+    """A termination held back while the block runs, and acted on after it: renames
+    into place happen all, or none."""
+    global _held
+    outer, _held = _held, []
     try:
         yield
     finally:
-        mask(signal.SIG_SETMASK, held)
+        held, _held = _held, outer
+    if held and outer is not None:
+        outer.extend(held)  # the outer block acts on it
+    elif held:
+        sys.exit(128 + held[0])
 
 
 def umask() -> int:

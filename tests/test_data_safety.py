@@ -122,6 +122,17 @@ def test_out_inside_in_skips_the_models_under_out_and_changes_no_input(tmp_path,
         assert [m["path"] for m in report["models"]] == ["a.onnx"]
 
 
+def test_out_inside_in_never_writes_over_a_model_there(tmp_path, zoo_dir):
+    """OUT is zoo/sub, where the user keeps a.onnx of their own: the output of zoo/a.onnx
+    would go there. Refused before any work; every file stays as it was."""
+    user = zoo_dir / "sub" / "a.onnx"
+    user.write_bytes(b"the user's own model, not one this tool wrote")
+    before = _state(tmp_path)
+    result = run(zoo_dir, zoo_dir / "sub")
+    _refused(result, f"error: {user}: OUT lies inside IN", "no output of an earlier run")
+    assert _state(tmp_path) == before
+
+
 def test_out_inside_in_still_writes_over_no_data_file_of_an_input(tmp_path):
     """a.onnx keeps its weights in sub/a.onnx.data: OUT zoo/sub would write its output's
     data file there."""
