@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from onnx_decomplex import __version__
-from onnx_decomplex.errors import DecomplexError, OptionError, ValidationTimeout
+from onnx_decomplex.errors import DecomplexError, OptionError
 from onnx_decomplex.files import terminate
 from onnx_decomplex.options import (
     MUL_STRATEGIES,
@@ -32,21 +32,17 @@ from onnx_decomplex.shapes import SYNTAX
 from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
 
 from . import params
+from .exits import EXIT_ERROR, EXIT_VALIDATION, exit_with
 from .groups import GroupedCommand, build, option, options_of
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
-
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_VALIDATION = 3
-EXIT_TIMEOUT = 4
-
 
 EXITS_AFTER = "exits_after"
 """`main`'s context key, set by `run`: the process ends when `main` returns."""
 
 
 def run() -> None:
-    """The `onnx-decomplex` command: `main`, and then the process ends at once.
+    """The `onnx-decomplex` command: `main` (`verify` for `onnx-decomplex verify`), and
+    then the process ends at once.
 
     A large model's run leaves millions of objects. The operating system takes the
     process's memory back whole; the interpreter would first collect them and free
@@ -56,7 +52,12 @@ def run() -> None:
     (`pipeline` turns it back on only where it was on).
     """
     try:
-        main.main(obj={EXITS_AFTER: True})
+        if sys.argv[1:2] == ["verify"]:  # onnx-decomplex verify ORIGINAL CONVERTED
+            from .verify import verify  # its module loads for verify runs only
+
+            verify.main(sys.argv[2:], prog_name="onnx-decomplex verify")
+        else:
+            main.main(obj={EXITS_AFTER: True})
         code = 0
     except SystemExit as e:
         code = e.code
@@ -74,16 +75,8 @@ def run() -> None:
     os._exit(code or 0)
 
 
-def _exit_with(error: DecomplexError) -> None:
-    """The one-line error, and exit status 1 (2 for an option's value that does not fit
-    the model, 4 past the validation time limit)."""
-    click.echo(f"error: {error}", err=True)
-    if isinstance(error, OptionError):
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_TIMEOUT if isinstance(error, ValidationTimeout) else EXIT_ERROR)
-
-
-_READ = {"type": click.Path(path_type=Path, exists=True, dir_okay=False)}
+_READ = params.READ
+VALIDATE_SETTINGS = params.validate_settings(DEFAULT_DIM, SYNTAX, PROVIDERS)
 _SHAPES = {"multiple": True, "metavar": "SPEC", "callback": params.shapes}
 
 
@@ -91,26 +84,7 @@ _SHAPES = {"multiple": True, "metavar": "SPEC", "callback": params.shapes}
 @click.argument("src", metavar="IN", type=click.Path(path_type=Path))
 @click.argument("dst", metavar="OUT", required=False, type=click.Path(path_type=Path))
 @options_of(OutputOptions, "Output")
-@options_of(
-    ValidateOptions,
-    "Validation",
-    input_shapes={
-        "multiple": True,
-        "metavar": "SPEC",
-        "callback": params.shapes,
-        "help": f"Shapes for inputs with symbolic dims: {SYNTAX}. Several in one value are "
-        "comma-separated (a comma followed by name: starts the next), or repeat the option. "
-        f"Each must fit the model: fixed dims keep their size, and no dim is 0. Dims nobody "
-        f"fixes are {DEFAULT_DIM}.",
-    },
-    providers={
-        "metavar": "LIST",
-        "help": f"onnxruntime execution providers for the rewrite, comma-separated in "
-        f"priority order: {', '.join(PROVIDERS)}, or full names such as "
-        "CUDAExecutionProvider. Default: cpu.",
-    },
-    validate_timeout={"type": click.FloatRange(min=0)},
-)
+@options_of(ValidateOptions, "Validation", **VALIDATE_SETTINGS)
 @options_of(Files, "Validation", inputs=_READ, expected=_READ, save_inputs=params.FILE,
             save_outputs=params.FILE, normalized={**params.FILE, "group": "Rewrite"})  # fmt: skip
 @options_of(
@@ -171,6 +145,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
 
     A complex tensor of shape S becomes a real one of shape S+[2] holding (real, imag):
     complex64 becomes float32, complex128 becomes float64. Inputs and outputs keep their names.
+    `onnx-decomplex verify ORIGINAL CONVERTED` validates a conversion made already.
 
     Validation reads a sibling NAME.npz of inputs (and saved outputs) beside the model
     NAME.onnx when there is one, and the framework's outputs in NAME.expected.npz when
@@ -211,7 +186,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
             import_onnxruntime()  # before any work: a missing runtime is one line
         providers = params.providers(options.validate.providers)
     except DecomplexError as e:
-        _exit_with(e)
+        exit_with(e)
     options = options.replace(providers=providers)
     if src.is_dir():
         if plan is not None:
@@ -236,7 +211,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
                 console, err, src, dst, options, jobs=jobs, shard=shard, reporting=reporting
             )
         except DecomplexError as e:
-            _exit_with(e)
+            exit_with(e)
         sys.exit(status)
     given = [*(["--jobs"] if jobs != 1 else []), *(["--shard"] if shard else []),
              *reporting.changed()]  # fmt: skip
@@ -251,7 +226,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
         with weights_progress(err) as progress:
             result = convert_file(src, dst, options, files=files, engine=engine, progress=progress)
     except DecomplexError as e:
-        _exit_with(e)
+        exit_with(e)
     for line in result.report.warnings:
         click.echo(f"warning: {src}: {line}", err=True)
     print_summary(console, result, verbose)
@@ -328,7 +303,7 @@ def _check_tensorrt(console, src: Path, options: Options) -> int:
 
     paths = find_models(src) if src.is_dir() else [src]
     if not paths:
-        _exit_with(DecomplexError(f"no .onnx files under {src}"))
+        exit_with(DecomplexError(f"no .onnx files under {src}"))
     failed = 0
     for path in paths:
         try:

@@ -94,3 +94,30 @@ def providers(value: str | tuple[str, ...]) -> list[str] | None:
     except OptionError as e:
         ctx = click.get_current_context(silent=True)
         raise click.BadParameter(str(e), ctx=ctx, param_hint="'--providers'") from None
+
+
+READ = {"type": click.Path(path_type=Path, exists=True, dir_okay=False)}
+"""A file option that must name an existing file."""
+
+
+def validate_settings(default_dim: int, syntax: str, providers: dict) -> dict:
+    """click's settings for the ValidateOptions fields, shared by `onnx-decomplex` and
+    `onnx-decomplex verify`."""
+    return {
+        "input_shapes": {
+            "multiple": True,
+            "metavar": "SPEC",
+            "callback": shapes,
+            "help": f"Shapes for inputs with symbolic dims: {syntax}. Several in one value are "
+            "comma-separated (a comma followed by name: starts the next), or repeat the "
+            "option. Each must fit the model: fixed dims keep their size, and no dim is 0. "
+            f"Dims nobody fixes are {default_dim}.",
+        },
+        "providers": {
+            "metavar": "LIST",
+            "help": f"onnxruntime execution providers for the rewrite, comma-separated in "
+            f"priority order: {', '.join(providers)}, or full names such as "
+            "CUDAExecutionProvider. Default: cpu.",
+        },
+        "validate_timeout": {"type": click.FloatRange(min=0)},
+    }

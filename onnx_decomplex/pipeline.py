@@ -22,6 +22,7 @@ from pathlib import Path
 
 import onnx
 
+from .contract import read_contract
 from .errors import DecomplexError
 from .files import Transaction
 from .options import MUL_STRATEGIES, TARGETS, Options
@@ -63,6 +64,7 @@ __all__ = [
     "default_opset",
     "siblings",
     "upgrade_opset",
+    "verify_file",
 ]
 
 
@@ -283,6 +285,51 @@ def convert_file(
             return run(state).result
     except DecomplexError as e:
         raise e.at_file(str(src)) from None
+
+
+def verify_file(
+    original: str | Path,
+    converted: str | Path,
+    options: Options | None = None,
+    *,
+    files: Files | None = None,
+    **values,
+) -> FileResult:
+    """Validates a conversion that exists already: made on another machine, by another
+    version, or by hand.
+
+    `converted` runs in onnxruntime against `original` run in the reference (read as it
+    means, as `convert_file` reads it), and against the framework's outputs in
+    `files.expected`: the comparisons `convert_file` makes, with the same options, and
+    the same result. Nothing is written but `files.save_inputs` and `files.save_outputs`.
+    A model made for TensorRT (its contract says so) is judged at the default
+    tolerances at least, as `convert_file` judges one it narrows.
+
+    Raises:
+        DecomplexError: Naming the file: a model cannot be read, or a side cannot run.
+    """
+    src, out = Path(original), Path(converted)
+    options = _options(options, {**values, "validate": True})
+    with Transaction() as transaction:
+        state = State(options, src=src, files=files or Files(), transaction=transaction)
+        try:
+            state = run(state, ("paths", "load", "normalize"))
+        except DecomplexError as e:
+            raise e.at_file(str(src)) from None
+        try:
+            state.model = onnx.load(str(out), load_external_data=False)
+            contract = read_contract(state.model)
+        except DecomplexError as e:
+            raise e.at_file(str(out)) from None
+        except Exception as e:  # not a file onnx reads
+            raise DecomplexError(f"not an ONNX model: {e}", file=str(out)) from None
+        if contract is not None and contract.target == "tensorrt":
+            state.report.narrowed.append(f"{out.name}: made for TensorRT")
+        state.staged, state.result = out, FileResult(state.report)
+        try:
+            return run(state, ("validate",)).result
+        except DecomplexError as e:
+            raise e.at_file(str(out)) from None
 
 
 def check_tensorrt(

@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 from helpers import make_model, vi
 from onnx import helper, numpy_helper
-from onnx_decomplex.cli.main import EXIT_VALIDATION, main
+from onnx_decomplex.cli.exits import EXIT_VALIDATION
+from onnx_decomplex.cli.main import main
 
 from onnx_decomplex import files, zoo
 from onnx_decomplex.files import Transaction, _prefix, umask

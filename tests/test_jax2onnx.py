@@ -16,7 +16,8 @@ import onnxruntime as ort
 import pytest
 from click.testing import CliRunner
 from onnx.reference import ReferenceEvaluator
-from onnx_decomplex.cli.main import EXIT_VALIDATION, main
+from onnx_decomplex.cli.exits import EXIT_VALIDATION
+from onnx_decomplex.cli.main import main
 
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.cmath import pack

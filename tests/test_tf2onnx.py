@@ -12,7 +12,8 @@ from pathlib import Path
 import onnx
 import pytest
 from click.testing import CliRunner
-from onnx_decomplex.cli.main import EXIT_VALIDATION, main
+from onnx_decomplex.cli.exits import EXIT_VALIDATION
+from onnx_decomplex.cli.main import main
 
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.graphs import graph_nodes

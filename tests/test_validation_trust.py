@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from helpers import init, make_model, vi
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from onnx_decomplex.cli.main import EXIT_TIMEOUT, main
+from onnx_decomplex.cli.exits import EXIT_TIMEOUT
+from onnx_decomplex.cli.main import main
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.errors import ValidationTimeout

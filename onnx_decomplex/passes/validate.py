@@ -44,6 +44,8 @@ def run(state: State, options: Options) -> State:
     except (OptionError, SaveError):
         raise  # the command line or a --save-* path is what to change
     except DecomplexError as e:
+        if state.dst is None:  # a conversion made elsewhere, checked: nothing to write
+            raise
         # Validation could not run at all (or ran out of time): nothing is written.
         raise type(e)(f"{e} (--no-validate writes it unchecked)") from None
     return state

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 from helpers import make_model, vi
 from onnx import helper
-from onnx_decomplex.cli.main import EXIT_ERROR, EXIT_VALIDATION, main
+from onnx_decomplex.cli.exits import EXIT_ERROR, EXIT_VALIDATION
+from onnx_decomplex.cli.main import main
 
 from onnx_decomplex.pipeline import PASSES
 

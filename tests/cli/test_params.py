@@ -9,7 +9,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 from click.testing import CliRunner
-from onnx_decomplex.cli.main import EXIT_USAGE, main
+from onnx_decomplex.cli.exits import EXIT_USAGE
+from onnx_decomplex.cli.main import main
 
 from onnx_decomplex.options import Options
 from onnx_decomplex.zoo import run_folder

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from onnx_decomplex.cli.main import EXIT_ERROR, EXIT_TIMEOUT, EXIT_USAGE, EXIT_VALIDATION, main
+from onnx_decomplex.cli.exits import EXIT_ERROR, EXIT_TIMEOUT, EXIT_USAGE, EXIT_VALIDATION
+from onnx_decomplex.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
