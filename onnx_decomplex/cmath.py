@@ -197,16 +197,26 @@ def abs2(ops, a):
     return ops.add(ops.mul(ar, ar), ops.mul(ai, ai))
 
 
-def hypot_of(ops, big, small, dtype):
-    """sqrt(big^2 + small^2) for 0 <= small <= big, scaled by big before squaring:
-    big sqrt(1 + q^2), q = small / big. q is taken as min(small, max float) over
-    max(big, tiny), so that 0 / 0 is 0 and inf / inf is 0 (hypot(inf, inf) = inf).
-    """
+def _over_big(ops, small, big, dtype):
+    """small / big for 0 <= small <= big, as min(small, max float) / max(big, tiny):
+    0 / 0 is 0 and inf / inf is 0."""
     finfo = np.finfo(dtype)
-    q = ops.div(
+    return ops.div(
         ops.min(small, _c(finfo.max, dtype)), ops.max(big, _c(finfo.smallest_subnormal, dtype))
     )
-    return ops.mul(big, ops.sqrt(ops.add(ops.mul(q, q), _c(1, dtype))))
+
+
+def hypot_root(ops, big, small, dtype):
+    """sqrt(1 + q^2), q = small / big (`_over_big`): hypot(big, small) over big, in
+    [1, sqrt 2], which a caller scales as it can (a logarithm adds log big instead)."""
+    q = _over_big(ops, small, big, dtype)
+    return ops.sqrt(ops.add(ops.mul(q, q), _c(1, dtype)))
+
+
+def hypot_of(ops, big, small, dtype):
+    """sqrt(big^2 + small^2) for 0 <= small <= big, scaled by big before squaring:
+    big sqrt(1 + q^2), q = small / big (`hypot_root`): hypot(inf, inf) = inf."""
+    return ops.mul(big, hypot_root(ops, big, small, dtype))
 
 
 def hypot(ops, x, y, dtype):
@@ -294,8 +304,10 @@ def reciprocal(ops, a, dtype=None):
     reciprocal gives"""
     dtype = _real(ops, dtype)
     (cr, ci), s = _scaled_divisor(ops, a, dtype, zero_divides=False)
-    scale = ops.mul(abs2(ops, (cr, ci)), s)
-    return ops.div(cr, scale), ops.neg(ops.div(ci, scale))
+    # |c|^2 then s, one division each: their product overflows where s is near the
+    # largest float, and the reciprocal is only tiny.
+    den = abs2(ops, (cr, ci))
+    return ops.div(ops.div(cr, den), s), ops.neg(ops.div(ops.div(ci, den), s))
 
 
 def angle(ops, a, dtype):
@@ -401,8 +413,13 @@ def exp(ops, a):
 
 
 def log(ops, a, dtype):
-    """log(a) = log|a| + i arg(a)"""
-    return ops.log(absolute(ops, a, dtype)), angle(ops, a, dtype)
+    """log(a) = log m + log sqrt(1 + q^2) + i arg(a), m = max(|ar|, |ai|) (`hypot_root`):
+    |a| may overflow where its logarithm is modest"""
+    ar, ai = a
+    x, y = ops.abs(ar), ops.abs(ai)
+    big, small = ops.max(x, y), ops.min(x, y)
+    modulus = ops.add(ops.log(big), ops.log(hypot_root(ops, big, small, dtype)))
+    return modulus, angle(ops, a, dtype)
 
 
 def sqrt(ops, a, dtype):
@@ -412,8 +429,11 @@ def sqrt(ops, a, dtype):
     """
     ar, ai = a
     x, y = ops.abs(ar), ops.abs(ai)
-    modulus = hypot_of(ops, ops.max(x, y), ops.min(x, y), dtype)
-    t = ops.sqrt(ops.mul(ops.add(modulus, x), _c(0.5, dtype)))
+    # t = sqrt(m) sqrt((sqrt(1 + q^2) + x / m) / 2), m = max(x, y): |a| + |ar| may
+    # overflow where t does not.
+    big = ops.max(x, y)
+    inner = ops.add(hypot_root(ops, big, ops.min(x, y), dtype), _over_big(ops, x, big, dtype))
+    t = ops.mul(ops.sqrt(big), ops.sqrt(ops.mul(inner, _c(0.5, dtype))))
     # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0.
     tiny = _c(np.finfo(dtype).smallest_subnormal, dtype)
     u = ops.div(y, ops.max(ops.add(t, t), tiny))
@@ -534,17 +554,26 @@ def asinh(ops, a, dtype):
 def atanh(ops, a, dtype):
     """Kahan's atanh, odd in ar: with x = |ar|, y = ai,
     Re = sign(ar) log1p(4x / |1 - x - iy|^2) / 4,  Im = atan2(2y, (1 - x)(1 + x) - y^2) / 2.
-    The quotient is 4x / h / h with h = hypot(1 - x, y), which cannot overflow; near
+    The quotient is (x / h)(4 / h) with h = hypot(1 - x, y), which cannot overflow; near
     0 the log1p keeps Re ~ ar, where log|1 + a| - log|1 - a| would cancel."""
     ar, ai = a
     one = _c(1, dtype)
     x = ops.abs(ar)
     h = hypot(ops, ops.sub(one, x), ai, dtype)
-    q = ops.div(ops.div(ops.mul(x, _c(4, dtype)), h), h)
+    q = ops.mul(ops.div(x, h), ops.div(_c(4, dtype), h))  # 4x itself may overflow
     re = ops.mul(log1p(ops, q, dtype), _c(0.25, dtype))
     re = ops.mul(re, _minus_where(ops, ops.less(ar, _c(0, dtype)), dtype))
-    cross = ops.sub(ops.mul(ops.sub(one, x), ops.add(one, x)), ops.mul(ai, ai))
-    im = ops.mul(angle(ops, (cross, ops.add(ai, ai)), dtype), _c(0.5, dtype))
+    # The angle of (cross, 2y) is that of both scaled by s^2, s a power of two small
+    # enough where x or |y| is so large that their squares overflow (1 elsewhere):
+    # ((s - x s)(s + x s) - (y s)^2, 2 (y s) s).
+    finfo = np.finfo(dtype)
+    big = _flag(ops, ops.less(_c(2.0 ** (finfo.maxexp // 2 - 2), dtype),
+                              ops.max(x, ops.abs(ai))), dtype)  # fmt: skip
+    small = _c(2.0 ** -(finfo.maxexp // 2 + 2), dtype)
+    s = ops.add(ops.mul(big, small), ops.sub(one, big))
+    xs, ys = ops.mul(x, s), ops.mul(ai, s)
+    cross = ops.sub(ops.mul(ops.sub(s, xs), ops.add(s, xs)), ops.mul(ys, ys))
+    im = ops.mul(angle(ops, (cross, ops.mul(ops.add(ys, ys), s)), dtype), _c(0.5, dtype))
     return re, im
 
 
@@ -569,9 +598,13 @@ def sigmoid(ops, a, dtype):
 def sign(ops, a, dtype):
     """sign(a) = a / |a|, and sign(0) = 0 (numpy 2)"""
     ar, ai = a
-    m = absolute(ops, a, dtype)
-    safe = ops.where(ops.equal(m, _c(0, dtype)), _c(1, dtype), m)
-    return ops.div(ar, safe), ops.div(ai, safe)
+    x, y = ops.abs(ar), ops.abs(ai)
+    big = ops.max(x, y)
+    # a / |a| = (a / m) / sqrt(1 + q^2), m = max(|ar|, |ai|): |a| may overflow. m = 0
+    # divides by a tiny number instead, and sign(0) is 0.
+    m = ops.max(big, _c(np.finfo(dtype).smallest_subnormal, dtype))
+    root = hypot_root(ops, big, ops.min(x, y), dtype)
+    return ops.div(ops.div(ar, m), root), ops.div(ops.div(ai, m), root)
 
 
 def _one_times(ops, a, dtype):

@@ -39,8 +39,8 @@ POLAR = Ops(Abs=4, Max=4, Min=5, Less=3, Equal=3, And=1, IsInf=1, Where=4, Cast=
                 Div=4, Sqrt=1, Pow=1, Cos=1, Sin=1, Mul=9, Add=3, Sub=5)  # fmt: skip
 """z^p = |z|^p (cos p arg z, sin p arg z) for a real constant p: |z| by hypot, arg z by
 atan of the smaller part over the larger."""
-EXP_W_LOG = Ops(Abs=4, Max=4, Min=5, Less=3, IsInf=1, Cast=3, Atan=1, Div=4, Sqrt=1,
-                    Log=1, Exp=1, Cos=1, Sin=1, Equal=3, And=1, Where=8, Mul=10, Add=4, Sub=6)  # fmt: skip
+EXP_W_LOG = Ops(Abs=4, Add=5, And=1, Atan=1, Cast=3, Cos=1, Div=4, Equal=3, Exp=1, IsInf=1,
+                Less=3, Log=2, Max=4, Min=5, Mul=9, Sin=1, Sqrt=1, Sub=6, Where=8)  # fmt: skip
 """z^w = exp(w log z) for a complex constant w: log z = log|z| + i arg z, times w, then
 e^re (cos im, sin im)."""
 

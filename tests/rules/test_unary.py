@@ -22,24 +22,24 @@ FUNCTION_OPS = {
     "Cosh": SINES,
     "Tan": Ops(Add=1, Cos=1, Cosh=1, Div=4, Mul=3, Neg=2, Sin=1, Tanh=1),
     "Tanh": Ops(Add=1, Cos=1, Cosh=1, Div=4, Mul=3, Sin=1, Tanh=1),
-    "Reciprocal": Ops(Abs=2, Max=2, Div=4, Mul=3, Add=1, Neg=1),  # conj(c) / |c|^2 / s
-    "Sign": HYPOT + Ops(Div=2, Equal=1, Where=1),  # z / |z|, 0 at 0
-    "Log": Ops(Abs=4, Add=3, Atan=1, Cast=3, Div=4, IsInf=1, Less=3, Log=1, Max=4, Min=5, Mul=6,
-               Sqrt=1, Sub=5, Where=1),  # log|z| + i arg z
-    "Sqrt": Ops(Abs=2, Add=4, Cast=2, Div=5, IsInf=1, Less=2, Max=4, Min=5, Mul=5, Sqrt=2, Sub=2,
-                Where=1),
-    "Asin": Ops(Abs=7, Add=16, Atan=1, Cast=8, Div=16, IsInf=4, Less=8, Log=1, Max=10, Min=13,
-                Mul=21, Neg=1, Sqrt=5, Sub=15, Where=4),
-    "Acos": Ops(Abs=7, Add=16, Atan=1, Cast=8, Div=16, IsInf=4, Less=8, Log=1, Max=10, Min=13,
-                Mul=20, Neg=1, Sqrt=5, Sub=14, Where=4),
-    "Atan": Ops(Abs=5, Add=7, Atan=1, Cast=4, Div=7, IsInf=2, Less=4, Log=1, Max=4, Min=5, Mul=13,
-                Neg=2, Sqrt=1, Sub=11, Where=2),
-    "Asinh": Ops(Abs=7, Add=16, Atan=1, Cast=8, Div=16, IsInf=4, Less=8, Log=1, Max=10, Min=13,
-                 Mul=21, Neg=3, Sqrt=5, Sub=15, Where=4),
-    "Acosh": Ops(Abs=7, Add=17, Atan=1, Cast=8, Div=16, IsInf=4, Less=8, Log=1, Max=10, Min=13,
-                 Mul=20, Sqrt=5, Sub=13, Where=4),
-    "Atanh": Ops(Abs=5, Add=7, Atan=1, Cast=4, Div=7, IsInf=2, Less=4, Log=1, Max=4, Min=5, Mul=13,
-                 Sqrt=1, Sub=11, Where=2),
+    "Reciprocal": Ops(Abs=2, Add=1, Div=6, Max=2, Mul=2, Neg=1),  # conj(c) / |c|^2 / s
+    "Sign": Ops(Abs=2, Add=1, Div=5, Max=3, Min=2, Mul=1, Sqrt=1),  # (z / m) / sqrt(1 + q^2)
+    "Log": Ops(Abs=4, Add=4, Atan=1, Cast=3, Div=4, IsInf=1, Less=3, Log=2, Max=4, Min=5,
+               Mul=5, Sqrt=1, Sub=5, Where=1),  # log|z| + i arg z
+    "Sqrt": Ops(Abs=2, Add=4, Cast=2, Div=6, IsInf=1, Less=2, Max=5, Min=6, Mul=5, Sqrt=3,
+                Sub=2, Where=1),
+    "Asin": Ops(Abs=7, Add=16, Atan=1, Cast=8, Div=18, IsInf=4, Less=8, Log=1, Max=12, Min=15,
+                Mul=21, Neg=1, Sqrt=7, Sub=15, Where=4),
+    "Acos": Ops(Abs=7, Add=16, Atan=1, Cast=8, Div=18, IsInf=4, Less=8, Log=1, Max=12, Min=15,
+                Mul=20, Neg=1, Sqrt=7, Sub=14, Where=4),
+    "Atan": Ops(Abs=6, Add=8, Atan=1, Cast=5, Div=7, IsInf=2, Less=5, Log=1, Max=5, Min=5,
+                Mul=17, Neg=2, Sqrt=1, Sub=12, Where=2),
+    "Asinh": Ops(Abs=7, Add=16, Atan=1, Cast=8, Div=18, IsInf=4, Less=8, Log=1, Max=12, Min=15,
+                 Mul=21, Neg=3, Sqrt=7, Sub=15, Where=4),
+    "Acosh": Ops(Abs=7, Add=17, Atan=1, Cast=8, Div=18, IsInf=4, Less=8, Log=1, Max=12, Min=15,
+                 Mul=20, Sqrt=7, Sub=13, Where=4),
+    "Atanh": Ops(Abs=6, Add=8, Atan=1, Cast=5, Div=7, IsInf=2, Less=5, Log=1, Max=5, Min=5,
+                 Mul=17, Sqrt=1, Sub=12, Where=2),
     "Sigmoid": Ops(Abs=1, Add=4, Cast=1, Cos=1, Div=2, Equal=1, Exp=1, Less=1, Mul=12, Neg=1,
                    Sin=1, Sub=4, Where=1),
 }  # fmt: skip
