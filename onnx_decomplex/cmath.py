@@ -517,33 +517,64 @@ def _sqrt_one_minus_plus(ops, a, dtype):
     )
 
 
+def _halving(ops, a, dtype):
+    """(h, b): h = 1/2 and b = 1 where max(|ar|, |ai|) is so large that a product of two
+    square roots of a's size may overflow, else h = 1 and b = 0. Products of factors
+    each times h are the products times h^2, exactly."""
+    ar, ai = a
+    big = ops.max(ops.abs(ar), ops.abs(ai))
+    b = _flag(ops, ops.less(_c(2.0 ** (np.finfo(dtype).maxexp - 4), dtype), big), dtype)
+    return ops.sub(_c(1, dtype), ops.mul(b, _c(0.5, dtype))), b
+
+
+def asinh_grown(ops, p, b, dtype):
+    """asinh(p g), g = 4 where b is 1 (else 1), with no overflow of p g: where |p g| is
+    past 2^27, asinh is sign(p) log(2 |p| g) to within 2^-54, as log|p| + log 2g."""
+    g = ops.add(_c(1, dtype), ops.mul(b, _c(3, dtype)))
+    x = ops.mul(p, g)
+    far = ops.add(ops.log(ops.abs(p)), ops.log(ops.add(g, g)))
+    far = ops.mul(far, _minus_where(ops, ops.less(p, _c(0, dtype)), dtype))
+    return ops.where(ops.less(_c(2.0**27, dtype), ops.abs(x)), far, ops.asinh(x))
+
+
 def asin(ops, a, dtype):
     """Kahan's asin: with s = sqrt(1 - a), t = sqrt(1 + a),
     asin(a) = atan2(ar, Re(s t)) + i asinh(Im(conj(s) t)).
     Each factor is a square root, so nothing overflows before the result does, and
-    signed zeros pick the sides of the cuts as numpy does."""
+    signed zeros pick the sides of the cuts as numpy does. Where a is near the largest
+    float, s and t are halved (`_halving`): the angle takes ar / 4 with Re(s t) / 4, and
+    the asinh its argument 4 times over (`asinh_grown`)."""
     (sr, si), (tr, ti) = _sqrt_one_minus_plus(ops, a, dtype)
-    re = angle(ops, (ops.sub(ops.mul(sr, tr), ops.mul(si, ti)), a[0]), dtype)
-    return re, ops.asinh(ops.sub(ops.mul(sr, ti), ops.mul(si, tr)))
+    h, b = _halving(ops, a, dtype)
+    sr, si, tr, ti = (ops.mul(v, h) for v in (sr, si, tr, ti))
+    ar = ops.mul(ops.mul(a[0], h), h)
+    re = angle(ops, (ops.sub(ops.mul(sr, tr), ops.mul(si, ti)), ar), dtype)
+    return re, asinh_grown(ops, ops.sub(ops.mul(sr, ti), ops.mul(si, tr)), b, dtype)
 
 
 def acos(ops, a, dtype):
     """Kahan's acos: with s = sqrt(1 - a), t = sqrt(1 + a),
-    acos(a) = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s))"""
+    acos(a) = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s)); near the largest float, s
+    and t halved as in `asin`"""
     (sr, si), (tr, ti) = _sqrt_one_minus_plus(ops, a, dtype)
     re = ops.mul(angle(ops, (tr, sr), dtype), _c(2, dtype))
-    return re, ops.asinh(ops.sub(ops.mul(tr, si), ops.mul(ti, sr)))
+    h, b = _halving(ops, a, dtype)
+    sr, si, tr, ti = (ops.mul(v, h) for v in (sr, si, tr, ti))
+    return re, asinh_grown(ops, ops.sub(ops.mul(tr, si), ops.mul(ti, sr)), b, dtype)
 
 
 def acosh(ops, a, dtype):
     """Kahan's acosh: with s = sqrt(a - 1), t = sqrt(a + 1),
-    acosh(a) = asinh(Re(conj(s) t)) + 2i atan2(Im s, Re t)"""
+    acosh(a) = asinh(Re(conj(s) t)) + 2i atan2(Im s, Re t); near the largest float, s
+    and t halved as in `asin`"""
     ar, ai = a
     one = _c(1, dtype)
     sr, si = sqrt(ops, (ops.sub(ar, one), ai), dtype)
     tr, ti = sqrt(ops, (ops.add(ar, one), ai), dtype)
-    re = ops.asinh(ops.add(ops.mul(sr, tr), ops.mul(si, ti)))
-    return re, ops.mul(angle(ops, (tr, si), dtype), _c(2, dtype))
+    im = ops.mul(angle(ops, (tr, si), dtype), _c(2, dtype))
+    h, b = _halving(ops, a, dtype)
+    sr, si, tr, ti = (ops.mul(v, h) for v in (sr, si, tr, ti))
+    return asinh_grown(ops, ops.add(ops.mul(sr, tr), ops.mul(si, ti)), b, dtype), im
 
 
 def asinh(ops, a, dtype):

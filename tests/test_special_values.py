@@ -72,21 +72,12 @@ def test_function(op, cdtype):
     check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)
 
 
-NOT_NEAR_THE_LARGEST = {
-    op: "the products of sqrt(1 - z) and sqrt(1 + z) overflow"
-    for op in ("Asin", "Acos", "Asinh", "Acosh")
-}
-
-
-@pytest.mark.parametrize(
-    "op",
-    [pytest.param(op, marks=pytest.mark.xfail(reason=NOT_NEAR_THE_LARGEST[op], strict=True))
-     if op in NOT_NEAR_THE_LARGEST else op for op in sorted(FUNCTIONS)],
-)  # fmt: skip
+@pytest.mark.parametrize("op", sorted(FUNCTIONS))
 def test_function_near_the_largest_float(op):
-    """Sqrt, Log, Sign, Reciprocal, Atan and the rest scale where |z|, 2|z| or |z|^2
-    would overflow. In complex64 only: the float64 run is what judges where the
-    reference itself overflows, and complex128 has no wider one."""
+    """Sqrt, Log, Sign, Reciprocal, the inverse functions and the rest scale where |z|,
+    2|z|, |z|^2 or a product of square roots of z would overflow. In complex64 only:
+    the float64 run is what judges where the reference itself overflows, and complex128
+    has no wider one."""
     values = special_values(np.complex64, largest=True)
     check(single(op, np.complex64, shape=[len(values)]), {"a": values}, np.complex64)
 
