@@ -168,8 +168,10 @@ def print_engine(console: Console, result: FileResult) -> None:
 
 
 def print_validation(console: Console, v: ValidationResult | None) -> None:
-    """PASSED or FAILED per output, with the max absolute and relative error and the
-    worst error as a share of the tolerance (1 is its edge)."""
+    """PASSED or FAILED per output, led by the worst error as a share of the tolerance
+    (1 is its edge), then the relative error on the ordinary elements; the elements
+    that depend on edge values on a line of their own. A FAILED line also gives the
+    max absolute error."""
     if v is None:
         return
     shapes = ", ".join(f"{k}:{'x'.join(map(str, s)) or 'scalar'}" for k, s in v.shapes.items())
@@ -182,10 +184,21 @@ def print_validation(console: Console, v: ValidationResult | None) -> None:
     for o in v.outputs:
         status = "[green]PASSED[/green]" if o.passed else "[red]FAILED[/red]"
         note = f" ({o.note})" if o.note else ""
+        split = o.edges
+        rel = split.ordinary_max_rel if split else o.max_rel
+        where = " on ordinary elements" if split else ""
+        worst = f", max abs error {o.max_abs:.3g}" if not o.passed else ""
         console.print(
-            f"  {status} {o.name}: max abs error {o.max_abs:.3g}, max rel error "
-            f"{o.max_rel:.3g}, {o.max_tol:.2g} of the tolerance{note}",
+            f"  {status} {o.name}: {o.max_tol:.2g} of the tolerance, max rel error "
+            f"{rel:.3g}{where}{worst}{note}",
             highlight=False,
         )
+        if split and split.elements:
+            console.print(
+                f"    edge values: {split.elements} elements depend on them, worst "
+                f"{split.max_tol:.2g} of the tolerance, {split.not_finite} not finite in "
+                "the model's own precision",
+                highlight=False,
+            )
     for line in v.notes:
         console.print(f"  note: {line}", highlight=False)

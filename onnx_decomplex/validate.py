@@ -77,6 +77,8 @@ class OutputResult:
         max_tol: The largest |expected - actual| / (atol + rtol |expected|): the
             error as a share of the tolerance, whatever the values' scale (1 is the
             tolerance's edge).
+        edges: Where the inputs held edge values, the elements of this output that
+            depend on them (see `EdgeSplit`); None for no edge values.
     """
 
     name: str
@@ -85,6 +87,28 @@ class OutputResult:
     max_rel: float
     note: str = ""
     max_tol: float = 0.0
+    edges: EdgeSplit | None = None
+
+
+@dataclass
+class EdgeSplit:
+    """One output's elements split by whether their value depends on the inputs' edge
+    values (it changes when they are replaced by ordinary ones).
+
+    Attributes:
+        elements: How many depend on them.
+        max_tol: Their worst error as a share of the tolerance.
+        not_finite: How many of them float32 (the model's own precision) holds as an
+            infinity or a NaN.
+        ordinary_max_rel: The largest relative error on the other elements.
+        ordinary_max_tol: Their worst error as a share of the tolerance.
+    """
+
+    elements: int
+    max_tol: float
+    not_finite: int
+    ordinary_max_rel: float
+    ordinary_max_tol: float
 
 
 @dataclass
@@ -232,6 +256,34 @@ def with_edges(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
         value.reshape(-1)[where] = edges[: len(where)]
         placed[name] = where.tolist()
     return placed
+
+
+def edges_in(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
+    """The positions `with_edges` wrote its values at, in the complex arrays of `feeds`
+    that hold them there."""
+    found = {}
+    for name, value in feeds.items():
+        if not is_complex_np(value.dtype):
+            continue
+        edges = edge_values(value.dtype)
+        where = edge_positions(value.size, len(edges))
+        if len(where) and np.array_equal(value.reshape(-1)[where], edges[: len(where)]):
+            found[name] = where.tolist()
+    return found
+
+
+def without_edges(
+    feeds: dict[str, np.ndarray], placed: dict[str, list[int]], seed: int = 0
+) -> dict[str, np.ndarray]:
+    """`feeds` with the edge values at `placed` replaced by seeded ordinary ones."""
+    rng = np.random.default_rng(seed + 1)
+    plain = dict(feeds)
+    for name, where in placed.items():
+        value = feeds[name].copy()
+        n = len(where)
+        value.reshape(-1)[where] = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+        plain[name] = value
+    return plain
 
 
 def random_inputs(
@@ -926,7 +978,50 @@ def validate(
     # Zero tolerances ask for equality, which no float32 argument excuses.
     if own_reference and not result.passed and (atol or rtol):
         _judge_failures(result, original, inputs, actual, deadline)
+    if own_reference:
+        _split_edges(result, original, inputs, seed, deadline)
     return result
+
+
+def _split_edges(
+    result: ValidationResult,
+    original: onnx.ModelProto,
+    inputs: dict[str, np.ndarray],
+    seed: int,
+    deadline: Deadline,
+) -> None:
+    """Splits each output's errors by whether its elements depend on the inputs' edge
+    values: the reference run again with ordinary values there tells which do."""
+    placed = result.edges or edges_in(inputs)
+    if not placed:
+        return
+    try:
+        with deadline.stage("the reference evaluator, without edge values"):
+            plain = run_reference(original, without_edges(inputs, placed, seed), deadline.left())
+    except ValidationTimeout:
+        raise
+    except DecomplexError:
+        return  # no split: the errors stand as one
+    for o, e, a, q in zip(result.outputs, result.expected, result.actual, plain, strict=True):
+        if e.dtype.kind == "c" and a.shape == (*e.shape, 2):
+            a = unpack(a)
+        if e.dtype.kind not in "fc" or a.shape != e.shape or q.shape != e.shape:
+            continue
+        with np.errstate(all="ignore"):
+            same = (e == q) | (np.isnan(e) & np.isnan(q))
+            diff = np.abs(e.astype(np.complex128) - a)
+            share = diff / (result.atol + result.rtol * np.abs(e))
+            rel = diff / np.abs(e)
+        share = np.where(diff == 0, 0.0, share)
+        rel = np.where(diff == 0, 0.0, rel)
+        edge, ordinary = ~same, same & np.isfinite(e)
+        o.edges = EdgeSplit(
+            elements=int(edge.sum()),
+            max_tol=float(np.max(share[edge], initial=0.0)),
+            not_finite=int((edge & ~np.isfinite(e)).sum()),
+            ordinary_max_rel=float(np.max(rel[ordinary], initial=0.0)),
+            ordinary_max_tol=float(np.max(share[ordinary], initial=0.0)),
+        )
 
 
 def _judge_failures(

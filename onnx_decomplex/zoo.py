@@ -29,9 +29,10 @@ from .options import Options
 from .pipeline import Files, convert_file, siblings
 from .report import initializer_bytes, op_histogram
 
-SCHEMA_VERSION = 2
-READS_VERSIONS = (1, 2)
-"""Report versions a baseline may have: version 1 has no `max_tol`."""
+SCHEMA_VERSION = 3
+READS_VERSIONS = (1, 2, 3)
+"""Report versions a baseline may have: version 1 has no `max_tol`, versions 1 and 2
+no split of the errors by edge values."""
 
 OK, NO_COMPLEX = "ok", "no-complex"
 UNSUPPORTED, VALIDATION_FAILED, ERROR = "unsupported", "validation-failed", "error"
@@ -43,13 +44,20 @@ PASSING = frozenset({OK, NO_COMPLEX})
 class OutputError:
     """The worst error of one graph output; None where it was infinite. `max_tol` is
     the error as a share of the tolerance (see `validate.OutputResult`); None in a
-    version 1 report."""
+    version 1 report. Where the inputs held edge values, the errors split by whether
+    elements depend on them (`validate.EdgeSplit`): `edge_*` of those, `ordinary_*` of
+    the others; None without edge values, and in reports before version 3."""
 
     name: str
     passed: bool
     max_abs: float | None
     max_rel: float | None
     max_tol: float | None = None
+    edge_elements: int | None = None
+    edge_max_tol: float | None = None
+    edge_not_finite: int | None = None
+    ordinary_max_rel: float | None = None
+    ordinary_max_tol: float | None = None
 
 
 @dataclass
@@ -158,9 +166,24 @@ def _failed(src: Path, rel: str, status: str, message: str) -> ModelRecord:
     return record
 
 
+def _split(edges) -> tuple:
+    """The edge-value fields of an OutputError, from a `validate.EdgeSplit` or None."""
+    if edges is None:
+        return (None,) * 5
+    return (edges.elements, _finite(edges.max_tol), edges.not_finite,
+            _finite(edges.ordinary_max_rel), _finite(edges.ordinary_max_tol))  # fmt: skip
+
+
 def _errors(v) -> list[OutputError]:
     return [
-        OutputError(o.name, o.passed, _finite(o.max_abs), _finite(o.max_rel), _finite(o.max_tol))
+        OutputError(
+            o.name,
+            o.passed,
+            _finite(o.max_abs),
+            _finite(o.max_rel),
+            _finite(o.max_tol),
+            *_split(o.edges),
+        )  # fmt: skip
         for o in v.outputs
     ]
 

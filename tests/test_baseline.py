@@ -78,7 +78,7 @@ BASELINE_CASES = {
     "[]": "the report is a list, not an object",
     "null": "the report is null",
     '{"schema_version": 1}': "'models' is missing",
-    '{"schema_version": 3, "models": []}': "schema version 3",
+    '{"schema_version": 4, "models": []}': "schema version 4",
     '{"schema_version": 1, "models": ["a"]}': "models[0] is a string",
     '{"schema_version": 1, "models": [{"status": "ok"}]}': "has no 'path'",
     '{"schema_version": 1, "models": [{"path": "a", "status": 3}]}': "'status' is 3",

@@ -84,5 +84,5 @@ def test_another_tool_version_or_schema_is_refused():
         merge_reports([_shard(1, 2, paths=[]), (path, other)])
     path, other = _shard(2, 2, paths=[])
     other.data["schema_version"] = 1
-    with pytest.raises(DecomplexError, match="not the same schema_version as r1.json: 1, not 2"):
+    with pytest.raises(DecomplexError, match="not the same schema_version as r1.json: 1, not 3"):
         merge_reports([_shard(1, 2, paths=[]), (path, other)])

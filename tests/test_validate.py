@@ -174,3 +174,41 @@ def test_replay_outputs_are_complex_by_output_name_with_the_expected_beside():
     with np.load(io.BytesIO(npz_bytes({**arrays, "file": np.zeros(1)}))) as saved:
         assert sorted(saved.files) == ["expected:y", "file", "y"]
         np.testing.assert_array_equal(saved["y"], arrays["y"])
+
+
+def _product_model():
+    """y = z * w, elementwise: each output element depends on one element of each."""
+    return make_model(
+        [helper.make_node("Mul", ["z", "w"], ["y"])],
+        [vi("z", np.complex64, [4, 8]), vi("w", np.complex64, [4, 8])],
+        [vi("y", np.complex64, [4, 8])],
+    )
+
+
+def test_the_errors_split_by_what_depends_on_edge_values():
+    model = _product_model()
+    out, _ = decomplex(model)
+    (o,) = validate(model, out).outputs
+    assert o.passed and o.edges is not None
+    # Each input holds 11 edge values at the same spread positions: 11 elements meet them.
+    assert o.edges.elements == 11
+    assert o.edges.ordinary_max_tol < 0.01 and o.edges.ordinary_max_rel < 1e-6
+    assert o.edges.not_finite >= 1  # 1e20 * 1e20 overflows float32 in the reference
+    # Given inputs that hold no edge values, there is nothing to split.
+    rng = np.random.default_rng(0)
+    feeds = {k: (rng.standard_normal((4, 8)) + 1j * rng.standard_normal((4, 8))).astype(
+        np.complex64) for k in ("z", "w")}  # fmt: skip
+    (plain,) = validate(model, out, feeds).outputs
+    assert plain.edges is None
+
+
+def test_a_wrong_ordinary_element_shows_beside_edge_values():
+    model = _product_model()
+    out, _ = decomplex(model)
+    for node in out.graph.node:
+        if node.op_type == "Sub":  # re = zr wr - zi wi: swapped, a sign a buggy rule flips
+            node.input[0], node.input[1] = node.input[1], node.input[0]
+            break
+    (o,) = validate(model, out).outputs
+    assert not o.passed and o.edges is not None
+    assert o.edges.ordinary_max_tol > 1  # the ordinary elements show it

@@ -42,7 +42,7 @@ def cmodel(tmp_path):
 
 
 def _errors(stdout: str) -> list[str]:
-    return re.findall(r"(?:PASSED|FAILED) \S+: max abs error \S+, max rel error \S+", stdout)
+    return re.findall(r"(?:PASSED|FAILED) \S+: \S+ of the tolerance, max rel error [^,\s]+", stdout)
 
 
 # --- H: --save-inputs and --save-outputs ----------------------------------------------------
