@@ -40,11 +40,13 @@ test-gpu: $(STAMP)
 
 FUZZ_EXAMPLES ?= 3000
 
-## fuzz: thousands of random complex graphs against the reference; each minimal failing model and its inputs go to out/fuzz/
+## fuzz: thousands of random complex graphs against the reference, each minimal failing model and its inputs in out/fuzz/; then every mutant of every whole model against default validation
 fuzz: $(STAMP)
 	rm -rf out/fuzz
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_OUT=out/fuzz \
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py::test_fuzz
+	MUTANTS=all $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+		tests/test_mutation.py::test_default_validation_catches_the_bar_of_every_models_mutants
 
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,cpu,bench]'

@@ -47,7 +47,7 @@ def special_values(cdtype, largest: bool = False) -> np.ndarray:
         for re, im in ((1, 1), (-1, 1), (1, -1), (-1, -1), (1, 0), (0, 1), (-1, 0), (0, -1)):
             scaled.append(_c(m * re, m * im))
         scaled += [_c(m, 0.5 * m)]
-        if 3 * m < np.finfo(cdtype).max:
+        if 3 * m < float(np.finfo(cdtype).max):
             scaled.append(_c(3 * m, -m))
     return np.array(zeros + axes + ordinary + scaled, dtype=cdtype)
 
