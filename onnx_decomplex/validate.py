@@ -264,12 +264,6 @@ EDGE_REACH = 1024 * np.finfo(np.float32).eps / 2
 largest magnitude involved: its unit roundoff, grown over sums of up to 1024 terms."""
 
 
-def _reach(model: onnx.ModelProto) -> bool:
-    """Whether the edge values hold large magnitudes: in a model that computes in float32
-    (complex64), not in one in float64 (complex128)."""
-    return upcast(model) is not None
-
-
 def edges_in(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
     """The positions `with_edges` wrote its values at, in the complex arrays of `feeds`
     that hold them there."""
@@ -1007,20 +1001,27 @@ def validate(
         # Edge values can hide an error: where every element of an output meets one
         # (a sum, a mean), all may overflow alike. The same inputs without them are
         # judged too, and tell which elements depend on them.
-        plain = validate(
-            original, rewritten, without_edges(inputs, placed, seed), atol=atol, rtol=rtol,
-            providers=providers, runner=runner, runtime=runtime, timeout=deadline,
-            edges=False,
-        )  # fmt: skip
-        reach = _reach(original)
-
-        def large() -> list[np.ndarray]:  # the reference with only the large ones replaced
-            feeds = without_edges(inputs, placed, seed, large_only=True)
-            with deadline.stage("the reference evaluator, without large edge values"):
-                return run_reference(original, feeds, deadline.left())
-
-        _judge_without_edges(result, plain, reach and functools.cache(large))
+        plain = functools.partial(validate, original, rewritten, atol=atol, rtol=rtol,
+                                  providers=providers, runner=runner, runtime=runtime,
+                                  timeout=deadline)  # fmt: skip
+        _judge_without_edges(result, plain(without_edges(inputs, placed, seed)),
+                             _large_run(original, inputs, placed, seed, deadline))  # fmt: skip
     return result
+
+
+def _large_run(original, inputs, placed, seed, deadline: Deadline):
+    """The reference run on `inputs` with only their large edge values replaced, made
+    when first asked for; None where the inputs hold none (complex128's edges)."""
+    if not any(inputs[name].dtype == np.complex64 for name in placed):
+        return None
+
+    @functools.cache
+    def run() -> list[np.ndarray]:
+        feeds = without_edges(inputs, placed, seed, large_only=True)
+        with deadline.stage("the reference evaluator, without large edge values"):
+            return run_reference(original, feeds, deadline.left())
+
+    return run
 
 
 def _judge_without_edges(
