@@ -146,77 +146,13 @@ def gs_value(t: gs.Tensor | None, max_elements: int | None = None) -> np.ndarray
     return None
 
 
-def _axes(attrs: Mapping, values: list, index: int) -> list[int] | None:
-    """An op's axes, from its attribute (early opsets) or its input at `index`."""
-    if "axes" in attrs:
-        return [int(a) for a in attrs["axes"]]
-    if len(values) > index and values[index] is not None:
-        return [int(a) for a in np.ravel(values[index])]
-    return None
+def evaluate(node: onnx.NodeProto, values: Mapping[str, np.ndarray], opset: int):
+    """The outputs of one node on the known values of its inputs, by name, as
+    `onnx.reference` computes them; None where it cannot (a malformed node is the
+    checker's to report)."""
+    from onnx.reference import ReferenceEvaluator  # on first use: few models need it
 
-
-def _slice(x: np.ndarray, attrs: Mapping, values: list) -> np.ndarray:
-    if "starts" in attrs:  # opset 1 to 9: bounds are attributes
-        starts, ends = attrs["starts"], attrs["ends"]
-        axes, steps = attrs.get("axes", range(len(starts))), [1] * len(starts)
-    else:
-        starts, ends = np.ravel(values[1]), np.ravel(values[2])
-        axes = np.ravel(values[3]) if len(values) > 3 and values[3] is not None else None
-        steps = np.ravel(values[4]) if len(values) > 4 and values[4] is not None else None
-        axes = range(len(starts)) if axes is None else axes
-        steps = [1] * len(starts) if steps is None else steps
-    index = [slice(None)] * x.ndim
-    for a, b, e, s in zip(axes, starts, ends, steps, strict=True):
-        index[int(a)] = slice(int(b), int(e), int(s))
-    return x[tuple(index)]
-
-
-def _expand(x: np.ndarray, shape: np.ndarray) -> np.ndarray:
-    return x * np.ones([int(d) for d in np.ravel(shape)], x.dtype)
-
-
-_FOLDS = {
-    "Identity": lambda a, v: v[0],
-    "Cast": lambda a, v: v[0],
-    "Neg": lambda a, v: -v[0],
-    "Add": lambda a, v: v[0] + v[1],
-    "Sub": lambda a, v: v[0] - v[1],
-    "Mul": lambda a, v: v[0] * v[1],
-    "Div": lambda a, v: np.trunc(v[0] / v[1]),
-    "Concat": lambda a, v: np.concatenate([np.atleast_1d(x) for x in v], int(a["axis"])),
-    "Gather": lambda a, v: np.take(v[0], v[1], axis=int(a.get("axis", 0))),
-    "Unsqueeze": lambda a, v: np.expand_dims(v[0], _sorted_axes(a, v, v[0].ndim + 1)),
-    "Squeeze": lambda a, v: np.squeeze(v[0], _squeezed_axes(a, v)),
-    "Reshape": lambda a, v: v[0].reshape([int(d) for d in np.ravel(v[1])]),
-    "Slice": lambda a, v: _slice(v[0], a, v),
-    "Range": lambda a, v: np.arange(v[0], v[1], v[2]),
-    "Expand": lambda a, v: _expand(v[0], v[1]),
-    "ConstantOfShape": lambda a, v: np.full(
-        [int(d) for d in np.ravel(v[0])],
-        np.asarray(a["value"].values).reshape(()) if "value" in a else 0,
-    ),
-}
-
-
-def _sorted_axes(attrs: Mapping, values: list, rank: int) -> tuple[int, ...]:
-    return tuple(sorted(a % rank for a in _axes(attrs, values, 1)))
-
-
-def _squeezed_axes(attrs: Mapping, values: list) -> tuple[int, ...] | None:
-    axes = _axes(attrs, values, 1)
-    return None if axes is None else tuple(a % values[0].ndim for a in axes)
-
-
-def fold(op: str, attrs: Mapping, values: list[np.ndarray | None]) -> np.ndarray | None:
-    """The integer value a shape-arithmetic `op` computes from the known `values` of
-    its inputs (None for an absent optional one), with its attributes `attrs` as
-    onnx-graphsurgeon holds them; None where it is no such op, or the values do not fit
-    it (a malformed graph is the checker's to report)."""
-    fn = _FOLDS.get(op)
-    if fn is None or not values or values[0] is None:
-        return None
     try:
-        with np.errstate(all="ignore"):
-            return np.asarray(fn(attrs, values))
-    except (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError, AttributeError):
+        return ReferenceEvaluator(node, opsets={"": opset}).run(None, dict(values))
+    except Exception:
         return None

@@ -39,7 +39,7 @@ parts of complex values.
 Every value gets a type and a rank: complex sources include what ONNX's schemas type no
 complex (a complex ConstantOfShape, EyeLike of a complex dtype), Loop and Scan outputs
 are their bodies', and the small integer values exporters build shapes from are computed
-(`constants.fold`), so a Reshape's target or an Expand's shape is known. A reading that
+(`constants.evaluate`), so a Reshape's target or an Expand's shape is known. A reading that
 leaves a value untyped is refused, naming the node where inference failed.
 
 A graph that reads consistently as written, as native complex or as plain real, is
@@ -63,7 +63,7 @@ from onnx import helper, numpy_helper, shape_inference
 from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
 from .check import holds_complex
-from .constants import fold, gs_value
+from .constants import evaluate, gs_value
 from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
 from .graphs import (
@@ -139,7 +139,7 @@ FOLDED = frozenset(
     {"Shape", "Concat", "Gather", "Unsqueeze", "Squeeze", "Slice", "Cast", "Identity", "Reshape",
      "Add", "Sub", "Mul", "Div", "Neg", "Range", "ConstantOfShape", "Expand"}
 )  # fmt: skip
-"""Ops whose small integer results the walk computes (`fold`)."""
+"""Ops whose small integer results the walk computes (`_Walk._fold`)."""
 
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
@@ -1291,12 +1291,12 @@ class _Walk:
             start, end = node.attrs.get("start", 0), node.attrs.get("end")
             self.folded[out.name] = dims[start:end]
             return
-        values = [self.constant(t) if t.name else None for t in node.inputs]
-        if any(v is None for v, t in zip(values, node.inputs, strict=True) if t.name):
+        values = {t.name: self.constant(t) for t in node.inputs if t.name}
+        if any(v is None for v in values.values()):
             return
-        value = fold(node.op, node.attrs, values)
-        if value is not None and value.size <= MAX_READ_ELEMENTS:
-            self.folded[out.name] = value.astype(self.elem[out.name])
+        found = evaluate(OnnxExporter.export_node(node), values, self.opset.get("", 1))
+        if found is not None and np.asarray(found[0]).size <= MAX_READ_ELEMENTS:
+            self.folded[out.name] = np.asarray(found[0])
 
     # ---- outputs ---------------------------------------------------------------------
 

@@ -5,13 +5,12 @@ import numpy as np
 import onnx_graphsurgeon as gs
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 
 from onnx_decomplex.constants import (
     VALUE_ATTRIBUTES,
     attribute_value,
     dense,
-    fold,
+    evaluate,
     graph_tensors,
     gs_node_value,
     gs_value,
@@ -121,61 +120,10 @@ def test_dense_from_coordinates():
     _same(dense(coords), np.array([[0, 0, 1], [2, 0, 0]], np.int64))
 
 
-I64 = np.int64
-SHAPE = np.array([2, 16, 25], I64)
-FOLDS = [
-    ("Identity", [SHAPE], {}),
-    ("Cast", [np.array([2.0, 3.0], np.float32)], {"to": TensorProto.INT64}),
-    ("Neg", [SHAPE], {}),
-    ("Add", [SHAPE, np.array(1, I64)], {}),
-    ("Sub", [SHAPE, SHAPE], {}),
-    ("Mul", [SHAPE, np.array([2, 1, 2], I64)], {}),
-    ("Div", [np.array([7, -7, 16], I64), np.array(2, I64)], {}),
-    ("Concat", [SHAPE[:2], np.array([-1], I64)], {"axis": 0}),
-    ("Gather", [SHAPE, np.array([2, 0], I64)], {"axis": 0}),
-    ("Gather", [SHAPE, np.array(-1, I64)], {}),
-    ("Unsqueeze", [np.array(25, I64), np.array([0], I64)], {}),
-    ("Squeeze", [np.array([25], I64), np.array([0], I64)], {}),
-    ("Squeeze", [np.array([25], I64)], {}),
-    ("Reshape", [SHAPE, np.array([3, 1], I64)], {}),
-    ("Slice", [SHAPE, np.array([1], I64), np.array([9], I64)], {}),
-    (
-        "Slice",
-        [SHAPE, np.array([-1], I64), np.array([-4], I64), np.array([0], I64), np.array([-1], I64)],
-        {},
-    ),  # fmt: skip
-    ("Range", [np.array(0, I64), np.array(9, I64), np.array(3, I64)], {}),
-    ("Expand", [np.array([1], I64), np.array([2, 3], I64)], {}),
-    (
-        "ConstantOfShape",
-        [np.array([2, 3], I64)],
-        {"value": numpy_helper.from_array(np.array([4], I64), "value")},
-    ),  # fmt: skip
-]
-
-
-@pytest.mark.parametrize("op, values, attrs", FOLDS, ids=[f[0] for f in FOLDS])
-def test_fold_computes_what_the_reference_does(op, values, attrs):
-    """Shape arithmetic folded in numpy equals onnx.reference's run of the node."""
-    names = [f"x{i}" for i in range(len(values))]
-    node = helper.make_node(op, names, ["y"], **attrs)
-    graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
-         for n, v in zip(names, values, strict=True)],
-        [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
-    )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    (want,) = ReferenceEvaluator(model).run(None, dict(zip(names, values, strict=True)))
-    held = dict(attrs)
-    if "value" in held:  # onnx-graphsurgeon holds a tensor attribute as a Constant
-        held["value"] = gs.Constant("value", numpy_helper.to_array(held["value"]))
-    got = fold(op, held, values)
-    np.testing.assert_array_equal(got, want)
-    assert got.shape == np.shape(want)
-
-
-def test_fold_declines_what_it_cannot_compute():
-    assert fold("Shape", {}, [SHAPE]) is None  # the walk reads Shape from its shapes
-    assert fold("Add", {}, [None, SHAPE]) is None
-    assert fold("Reshape", {}, [SHAPE, np.array([4], I64)]) is None  # a malformed target
+def test_evaluate_runs_one_node_and_declines_a_malformed_one():
+    shape = np.array([2, 16, 25], np.int64)
+    node = helper.make_node("Concat", ["a", "b"], ["c"], axis=0)
+    (value,) = evaluate(node, {"a": shape[:2], "b": np.array([-1], np.int64)}, 18)
+    np.testing.assert_array_equal(value, [2, 16, -1])
+    reshape = helper.make_node("Reshape", ["a", "s"], ["c"])
+    assert evaluate(reshape, {"a": shape, "s": np.array([4], np.int64)}, 18) is None
