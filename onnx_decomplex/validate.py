@@ -245,16 +245,22 @@ def edge_positions(size: int, count: int) -> np.ndarray:
     return (np.arange(k) * size) // k if k else np.zeros(0, np.int64)
 
 
+def _edge_slots(feeds: dict[str, np.ndarray]) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """(name, flat positions, edge values) for each complex array of `feeds`: where
+    `with_edges` writes which values."""
+    for name, value in feeds.items():
+        if is_complex_np(value.dtype):
+            edges = edge_values(value.dtype)
+            where = edge_positions(value.size, len(edges))
+            yield name, where, edges[: len(where)]
+
+
 def with_edges(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
     """Writes `edge_values` into every complex array of `feeds`, in place, at
     `edge_positions`; returns those positions by input name."""
     placed = {}
-    for name, value in feeds.items():
-        if not is_complex_np(value.dtype):
-            continue
-        edges = edge_values(value.dtype)
-        where = edge_positions(value.size, len(edges))
-        value.reshape(-1)[where] = edges[: len(where)]
+    for name, where, edges in _edge_slots(feeds):
+        feeds[name].reshape(-1)[where] = edges
         placed[name] = where.tolist()
     return placed
 
@@ -267,15 +273,8 @@ largest magnitude involved: its unit roundoff, grown over sums of up to 1024 ter
 def edges_in(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
     """The positions `with_edges` wrote its values at, in the complex arrays of `feeds`
     that hold them there."""
-    found = {}
-    for name, value in feeds.items():
-        if not is_complex_np(value.dtype):
-            continue
-        edges = edge_values(value.dtype)
-        where = edge_positions(value.size, len(edges))
-        if len(where) and np.array_equal(value.reshape(-1)[where], edges[: len(where)]):
-            found[name] = where.tolist()
-    return found
+    return {name: where.tolist() for name, where, edges in _edge_slots(feeds)
+            if len(where) and np.array_equal(feeds[name].reshape(-1)[where], edges)}  # fmt: skip
 
 
 LARGE_EDGE = 1e10
@@ -538,16 +537,28 @@ def _compare(
     odd = ~np.isfinite(expected)
     if np.any(odd) and not _same_non_finite(expected[odd], actual[odd], atol, rtol):
         return OutputResult(name, False, np.inf, np.inf, "infinities or NaNs differ", np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        diff = np.where(odd, 0.0, np.abs(expected.astype(np.complex128) - actual))
-        scale = np.where(odd, 0.0, np.abs(expected))
-        rel = np.where(diff == 0, 0.0, diff / scale)
-        share = np.where(diff == 0, 0.0, diff / (atol + rtol * scale))
-    ok = bool(np.all(diff <= atol + rtol * scale))
+    diff, rel, share = _errors(np.where(odd, 0, expected), np.where(odd, 0, actual), atol, rtol)
+    ok = bool(np.all(share <= 1))
     if diff.size == 0:
         return OutputResult(name, ok, 0.0, 0.0)
     max_abs, max_rel, max_tol = (float(np.max(x)) for x in (diff, rel, share))
     return OutputResult(name, ok, max_abs, max_rel, max_tol=max_tol)
+
+
+def _errors(expected, actual, atol: float, rtol: float) -> tuple[np.ndarray, ...]:
+    """Per element: |expected - actual|, that over |expected| and that over the tolerance
+    atol + rtol |expected| (0 for both where they are equal)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = np.abs(np.asarray(expected).astype(np.complex128) - actual)
+        scale = np.abs(expected)
+        rel = np.where(diff == 0, 0.0, diff / scale)
+        share = np.where(diff == 0, 0.0, diff / (atol + rtol * scale))
+    return diff, rel, share
+
+
+def _moved(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where `a` and `b` differ, NaN counting as equal to NaN."""
+    return ~((a == b) | (np.isnan(a) & np.isnan(b)))
 
 
 def run_reference(
@@ -1053,18 +1064,11 @@ def _judge_without_edges(
             a = unpack(a)
         if e.dtype.kind not in "fc" or a.shape != e.shape or q.shape != e.shape:
             continue
-        with np.errstate(all="ignore"):
-            same = (e == q) | (np.isnan(e) & np.isnan(q))
-            diff = np.abs(e.astype(np.complex128) - a)
-            share = diff / (result.atol + result.rtol * np.abs(e))
-            rel = diff / np.abs(e)
-        share = np.where(diff == 0, 0.0, share)
-        rel = np.where(diff == 0, 0.0, rel)
-        edge, ordinary = ~same, same & np.isfinite(e)
+        diff, rel, share = _errors(e, a, result.atol, result.rtol)
+        edge = _moved(e, q)
+        ordinary = ~edge & np.isfinite(e)
         if not o.passed and p.passed and large is not None:
-            r = large()[i]
-            huge = ~((e == r) | (np.isnan(e) & np.isnan(r)))
-            _within_reach(o, diff, share > 1, edge & huge)
+            _within_reach(o, diff, share > 1, edge & _moved(e, large()[i]))
         o.edges = EdgeSplit(
             elements=int(edge.sum()),
             max_tol=float(np.max(share[edge], initial=0.0)),
