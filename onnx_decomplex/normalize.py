@@ -64,7 +64,7 @@ from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
 from .check import holds_complex
 from .constants import evaluate, gs_value
-from .dtypes import is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
+from .dtypes import TYPE_ATTRIBUTES, is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from .errors import DecomplexError
 from .graphs import (
     graph_nodes,
@@ -141,6 +141,10 @@ FOLDED = frozenset(
 )  # fmt: skip
 """Ops whose small integer results the walk computes (`_Walk._fold`)."""
 
+SOURCES = frozenset({"Cast", "Constant", "ConstantOfShape", "EyeLike"})
+"""Ops that may make a complex value from no complex input: their rules' `infer` says
+which outputs are complex, as it tells analysis."""
+
 MAX_ROUNDS = 4
 """Walks at most: each may find more inputs declared packed that must be read complex."""
 
@@ -189,20 +193,6 @@ def _is_tensorflow(node: gs.Node) -> bool:
 def _holds_tensorflow(node: gs.Node) -> bool:
     """True when a body or branch of `node`, at any depth, holds a TensorFlow op."""
     return any(_is_tensorflow(n) for g in node.subgraphs(recursive=True) for n in g.nodes)
-
-
-def _sourced(node: gs.Node) -> list[np.dtype | None]:
-    """The complex type of each output of `node` that makes a complex value from no
-    complex input (Cast to complex, a complex Constant or ConstantOfShape, EyeLike of a
-    complex dtype), else None."""
-    if node.op in ("Cast", "EyeLike"):
-        to = node.attrs.get("to", node.attrs.get("dtype"))
-        return [np.dtype(np_of(to)) if to is not None and is_complex_onnx(to) else None]
-    if node.op in ("Constant", "ConstantOfShape"):
-        value = node.attrs.get("value")
-        if isinstance(value, gs.Constant) and is_complex_np(value.dtype):
-            return [np.dtype(value.dtype)]
-    return []
 
 
 def _declared(v: gs.Tensor) -> tuple[np.dtype | None, Shape]:
@@ -532,10 +522,12 @@ class _Walk:
         if any(t.name in self.from_parts for t in node.inputs):
             self.from_parts.update(t.name for t in node.outputs)
         self._cast_back(node)
-        for out, kind in zip(node.outputs, _sourced(node), strict=False):
-            if kind is not None:
-                self.kind[out.name] = kind
-                self.native[out.name] = out
+        if node.op in SOURCES and is_default_domain(node.domain):
+            kinds = registry.get(node.op).infer(node, [None] * len(node.inputs))
+            for out, kind in zip(node.outputs, kinds, strict=True):
+                if kind is not None:
+                    self.kind[out.name] = np.dtype(kind)
+                    self.native[out.name] = out
         self._infer(node)
 
     def _cast_back(self, node: gs.Node) -> None:
@@ -1473,7 +1465,7 @@ def _real_typed(proto: onnx.NodeProto) -> onnx.NodeProto:
     and some schemas (ConstantOfShape's) list no complex type."""
     for attr in proto.attribute:
         if (
-            attr.name in ("to", "dtype")
+            attr.name in TYPE_ATTRIBUTES
             and attr.type == onnx.AttributeProto.INT
             and is_complex_onnx(attr.i)
         ):
