@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import gc
 import os
 import signal
@@ -27,13 +26,14 @@ from onnx_decomplex.options import (
     TargetOptions,
     ValidateOptions,
 )
-from onnx_decomplex.pipeline import Files, check_tensorrt, convert_file, siblings
+from onnx_decomplex.pipeline import Files, check_tensorrt, convert_file
 from onnx_decomplex.shapes import SYNTAX
 from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
 
 from . import params
 from .exits import EXIT_ERROR, EXIT_VALIDATION, exit_with
 from .groups import GroupedCommand, build, option, options_of
+from .inputs import check_validation_options, with_siblings
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
 
 EXITS_AFTER = "exits_after"
@@ -180,7 +180,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
         sys.exit(_check_tensorrt(console, src, options))
     if dst is None:
         raise click.UsageError("missing argument 'OUT'")
-    _check_validation_options(options.validate, files)
+    check_validation_options(options.validate, files)
     try:
         if options.validate.validate:
             import_onnxruntime()  # before any work: a missing runtime is one line
@@ -218,7 +218,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
     if given:
         raise click.UsageError(f"{', '.join(given)}: only when IN is a folder")
     if options.validate.validate:
-        files = _siblings(console, src, files, options.validate.input_shapes)
+        files = with_siblings(console, src, files, options.validate.input_shapes)
     err = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
     if (click.get_current_context().obj or {}).get(EXITS_AFTER):
         gc.disable()  # the process's end frees what the run leaves (see `run`)
@@ -264,37 +264,6 @@ def _engine_options(engine: EngineOptions) -> EngineOptions | None:
     if engine.changed():
         raise click.UsageError(f"{', '.join(engine.changed())}: only with --build-engine")
     return None
-
-
-def _check_validation_options(options: ValidateOptions, files: Files) -> None:
-    """Refuses options that contradict one another: shapes for random inputs with
-    inputs given, and what needs validation without it."""
-    if options.input_shapes and files.inputs:
-        raise click.UsageError(
-            "--input-shapes makes random inputs and --load-inputs gives them: give one"
-        )
-    needs = {"--providers": options.providers, "--save-inputs": files.save_inputs,
-             "--save-outputs": files.save_outputs}  # fmt: skip
-    given = [name for name, value in needs.items() if value]
-    if given and not options.validate:
-        raise click.UsageError(f"{', '.join(given)}: only with validation (drop --no-validate)")
-
-
-def _siblings(console, src: Path, files: Files, input_shapes) -> Files:
-    """--load-inputs and --expected-outputs, or where they are not given, IN's siblings
-    NAME.npz and NAME.expected.npz, as folder mode reads them; says which it took. The
-    framework's outputs beside IN were computed on the inputs beside it: with
-    --load-inputs given, they are not taken."""
-    if files.inputs is not None:
-        return files
-    saved, expected = siblings(src)
-    if saved is not None:
-        unused = " (--input-shapes is not used: these inputs have their shapes)"
-        console.print(f"inputs: {saved}, beside the model{unused if input_shapes else ''}")
-    if files.expected is None and expected is not None:
-        console.print(f"expected outputs: {expected}, beside the model")
-        return dataclasses.replace(files, inputs=saved, expected=expected)
-    return dataclasses.replace(files, inputs=saved)
 
 
 def _check_tensorrt(console, src: Path, options: Options) -> int:

@@ -11,13 +11,14 @@ from rich.console import Console
 
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.options import Options, ValidateOptions
-from onnx_decomplex.pipeline import Files, siblings, verify_file
+from onnx_decomplex.pipeline import Files, verify_file
 from onnx_decomplex.shapes import SYNTAX
 from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
 
 from . import params
 from .exits import EXIT_VALIDATION, exit_with
 from .groups import GroupedCommand, build, option, options_of
+from .inputs import check_validation_options, with_siblings
 from .output import print_validation
 
 
@@ -44,19 +45,13 @@ def verify(original: Path, converted: Path, quiet: bool, **values) -> None:
     """
     console = Console(quiet=quiet, highlight=False, soft_wrap=True)
     settings, files = build(ValidateOptions, values), build(Files, values)
-    if settings.input_shapes and files.inputs:
-        raise click.UsageError(
-            "--input-shapes makes random inputs and --load-inputs gives them: give one"
-        )
+    check_validation_options(settings, files)
     try:
         import_onnxruntime()  # before any work: a missing runtime is one line
         providers = params.providers(settings.providers)
     except DecomplexError as e:
         exit_with(e)
-    if files.inputs is None and files.expected is None and not settings.input_shapes:
-        found, expected = siblings(original)
-        files = Files(inputs=found, expected=expected, save_inputs=files.save_inputs,
-                      save_outputs=files.save_outputs)  # fmt: skip
+    files = with_siblings(console, original, files, settings.input_shapes)
     options = Options(validate=settings).replace(providers=providers)
     try:
         result = verify_file(original, converted, options, files=files)

@@ -77,6 +77,7 @@ from .graphs import (
 )
 from .load import TENSORFLOW_OPS, is_tensorflow_op
 from .rules import registry
+from .rules.common import node_axes
 from .rules.patterns import unsqueezed
 from .tidy import fresh_name, keep_model_fields, name_nodes
 
@@ -986,10 +987,7 @@ class _Walk:
 
     def _squeezes_first(self, node: gs.Node) -> bool:
         """True for a Squeeze of axis 0 alone."""
-        axes = node.attrs.get("axes")
-        if axes is None and len(node.inputs) > 1:
-            axes = self.constant(node.inputs[1])
-        return axes is not None and [int(a) for a in np.ravel(axes)] == [0]
+        return node_axes(self, node) == ("list", [0])
 
     def _squared(self, t: gs.Tensor) -> gs.Node | None:
         """The Gather node g when `t` = Pow(g's output, 2) with a 2 or 2+0j exponent."""
