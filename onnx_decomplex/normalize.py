@@ -523,8 +523,9 @@ class _Walk:
         if any(t.name in self.from_parts for t in node.inputs):
             self.from_parts.update(t.name for t in node.outputs)
         self._cast_back(node)
-        if node.op in SOURCES and is_default_domain(node.domain):
-            kinds = registry.get(node.op).infer(node, [None] * len(node.inputs))
+        source = registry.get(node.op) if node.op in SOURCES else None
+        if source is not None and is_default_domain(node.domain):  # (none: analysis refuses)
+            kinds = source.infer(node, [None] * len(node.inputs))
             for out, kind in zip(node.outputs, kinds, strict=True):
                 if kind is not None:
                     self.kind[out.name] = np.dtype(kind)
