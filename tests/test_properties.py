@@ -127,7 +127,13 @@ FAST = settings(
 
 
 def _slow(n):
-    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    return settings(
+        max_examples=n,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 
 
 def _check(model):
