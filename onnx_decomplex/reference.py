@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -132,6 +133,15 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
     finally:
         _limit.deadline = before
+
+
+@contextmanager
+def quietly(seconds: float | None) -> Iterator[None]:
+    """`time_limit(seconds)`, with numpy's warnings off: a Cast to real that drops an
+    imaginary part, and a value that overflows to inf, are the meaning, not faults."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"), time_limit(seconds):
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        yield
 
 
 def _check_deadline() -> None:

@@ -4,9 +4,11 @@ The reference evaluator (`onnx.reference`) runs complex graphs in numpy; what it
 computes is what the original model means. Three guards keep the verdict honest:
 
 - a time limit for the whole comparison (`DEFAULT_TIMEOUT`, `ValidationTimeout`);
-- a failure at float32 is judged again against the original run in float64, so
-  that float32 accumulation, which both sides make, is not blamed on the rewrite;
-- complex inputs can carry `EDGE_VALUES`, where math rules break.
+- a failure at float32 is judged again against the original run in float64, within
+  float32's noise floor there (`noise`), so that float32's rounding, which both sides
+  make, is not blamed on the rewrite;
+- random inputs carry `EDGE_VALUES`, where math rules break, and quiet rows (`QUIET`),
+  where an epsilon shows.
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 from onnx.external_data_helper import uses_external_data
 
-from . import cmath
+from . import cmath, noise
 from .constants import attribute_value
 from .dtypes import TYPE_ATTRIBUTES, is_complex_np, np_of
 from .errors import DecomplexError, OptionError, ValidationTimeout
 from .files import terminated
 from .graphs import graphs_in
-from .reference import evaluator, quirks, time_limit, unpack
+from .reference import evaluator, quietly, quirks, unpack
 
 DEFAULT_DIM = 2
 """Value of a symbolic dim that no --input-shapes entry fixes. Not 1, which would
@@ -50,16 +52,23 @@ PRECISION_FACTOR = 4.0
 """A rewrite that fails at the model's own precision still passes when it is no
 further than this many times the reference's own distance from a float64 run."""
 
-EDGE_VALUES = (0, 3, -2.5j, 1e20, -1e20j, 1e-30, 1e-30j, -4, 1.5j, 1e20 + 1e20j, 1e-30 - 1e-30j)
-"""Complex values where math rules break (zero, pure real beyond 1, pure imaginary,
-huge and tiny magnitudes: float32's squares overflow and underflow), written into
-every complex64 input."""
+_NEGATIVE_ZERO = complex(-0.0, -0.0)
 
-EDGE_VALUES_128 = (0, 3, -2.5j, -4, 1.5j)
+EDGE_VALUES = (0, _NEGATIVE_ZERO, 3, -2.5j, 1e20, -1e20j, 1e-30, 1e-30j, -4, 1.5j, 1e20 + 1e20j,
+               1e-30 - 1e-30j)  # fmt: skip
+"""Complex values where math rules break (both signed zeros, pure real beyond 1, pure
+imaginary, huge and tiny magnitudes: float32's squares overflow and underflow), written
+into every complex64 input."""
+
+EDGE_VALUES_128 = (0, _NEGATIVE_ZERO, 3, -2.5j, -4, 1.5j)
 """The same for complex128, less the magnitudes: with no wider type to run the
 original in, an overflow or a cancellation in float64 (numpy's complex product
 uses fused multiply-add, onnxruntime does not) cannot be told from a wrong rewrite.
 Where float64 breaks (1e154 and beyond) is for the special-value tests."""
+
+REAL_EDGE_VALUES = (0.0, -0.0)
+"""The same for real float inputs: the signed zeros, where an angle or a sign built from
+real parts turns (atan2(0, -0) is pi)."""
 
 EDGES_BY_DEFAULT = True
 """Whether random inputs carry `EDGE_VALUES` (`--edge-values/--no-edge-values`)."""
@@ -80,6 +89,9 @@ class OutputResult:
             tolerance's edge).
         edges: Where the inputs held edge values, the elements of this output that
             depend on them (see `EdgeSplit`); None for no edge values.
+        floor_tol: Where it passed only once float32's noise floor widened its
+            tolerance (see `noise`), its worst error as a share of the widened one;
+            None otherwise.
     """
 
     name: str
@@ -89,6 +101,7 @@ class OutputResult:
     note: str = ""
     max_tol: float = 0.0
     edges: EdgeSplit | None = None
+    floor_tol: float | None = None
 
 
 @dataclass
@@ -234,8 +247,12 @@ def _check_override(
 
 
 def edge_values(dtype) -> np.ndarray:
-    """`EDGE_VALUES` in `dtype`; `EDGE_VALUES_128` for complex128."""
-    return np.array(EDGE_VALUES_128 if np.dtype(dtype) == np.complex128 else EDGE_VALUES, dtype)
+    """`EDGE_VALUES` in `dtype`; `EDGE_VALUES_128` for complex128, `REAL_EDGE_VALUES` for
+    a real float type."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.array(REAL_EDGE_VALUES, dtype)
+    return np.array(EDGE_VALUES_128 if dtype == np.complex128 else EDGE_VALUES, dtype)
 
 
 def edge_positions(size: int, count: int) -> np.ndarray:
@@ -246,17 +263,17 @@ def edge_positions(size: int, count: int) -> np.ndarray:
 
 
 def _edge_slots(feeds: dict[str, np.ndarray]) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
-    """(name, flat positions, edge values) for each complex array of `feeds`: where
-    `with_edges` writes which values."""
+    """(name, flat positions, edge values) for each float or complex array of `feeds`:
+    where `with_edges` writes which values."""
     for name, value in feeds.items():
-        if is_complex_np(value.dtype):
+        if value.dtype.kind in "fc":
             edges = edge_values(value.dtype)
             where = edge_positions(value.size, len(edges))
             yield name, where, edges[: len(where)]
 
 
 def with_edges(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
-    """Writes `edge_values` into every complex array of `feeds`, in place, at
+    """Writes `edge_values` into every float or complex array of `feeds`, in place, at
     `edge_positions`; returns those positions by input name."""
     placed = {}
     for name, where, edges in _edge_slots(feeds):
@@ -265,40 +282,26 @@ def with_edges(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
     return placed
 
 
-EDGE_REACH = 1024 * np.finfo(np.float32).eps / 2
-"""What float32 promises of an element that depends on edge values, as a share of the
-largest magnitude involved: its unit roundoff, grown over sums of up to 1024 terms."""
-
-
 def edges_in(feeds: dict[str, np.ndarray]) -> dict[str, list[int]]:
     """The positions `with_edges` wrote its values at, in the complex arrays of `feeds`
-    that hold them there."""
+    that hold them there. Real arrays are left alone: a zero where a real edge value
+    would go is as likely a user's own."""
     return {name: where.tolist() for name, where, edges in _edge_slots(feeds)
-            if len(where) and np.array_equal(feeds[name].reshape(-1)[where], edges)}  # fmt: skip
-
-
-LARGE_EDGE = 1e10
-"""Edge values past this modulus are the large ones (1e20): float32 holds them, and what
-they meet, to within their own unit roundoff only."""
+            if len(where) and is_complex_np(feeds[name].dtype)
+            and np.array_equal(feeds[name].reshape(-1)[where], edges)}  # fmt: skip
 
 
 def without_edges(
-    feeds: dict[str, np.ndarray],
-    placed: dict[str, list[int]],
-    seed: int = 0,
-    large_only: bool = False,
+    feeds: dict[str, np.ndarray], placed: dict[str, list[int]], seed: int = 0
 ) -> dict[str, np.ndarray]:
-    """`feeds` with the edge values at `placed` (with `large_only`, those past
-    LARGE_EDGE) replaced by seeded ordinary ones."""
+    """`feeds` with the edge values at `placed` replaced by seeded ordinary ones."""
     rng = np.random.default_rng(seed + 1)
     plain = dict(feeds)
     for name, where in placed.items():
         value = feeds[name].copy()
-        flat = value.reshape(-1)
         n = len(where)
         ordinary = rng.standard_normal(n) + 1j * rng.standard_normal(n)
-        keep = np.abs(flat[where]) <= LARGE_EDGE if large_only else np.zeros(n, bool)
-        flat[where] = np.where(keep, flat[where], ordinary)
+        value.reshape(-1)[where] = ordinary if value.dtype.kind == "c" else ordinary.real
         plain[name] = value
     return plain
 
@@ -311,9 +314,10 @@ def random_inputs(
 ) -> dict[str, np.ndarray]:
     """Seeded random inputs for the original model.
 
-    Floats and both parts of complex values are standard normal; integers are in
-    [0, 4); booleans are fair coin flips. With `edges` (default `EDGES_BY_DEFAULT`),
-    complex inputs also hold `EDGE_VALUES` (see `with_edges`).
+    Floats and both parts of complex values are standard normal, with every other row
+    (along all axes but the last) scaled by `QUIET`; integers are in [0, 4); booleans
+    are fair coin flips. With `edges` (default `EDGES_BY_DEFAULT`), complex inputs also
+    hold `EDGE_VALUES` (see `with_edges`).
 
     Raises:
         DecomplexError: An input's shape cannot be made (too large, or negative).
@@ -339,10 +343,25 @@ def random_inputs(
             value = rng.random(shape) < 0.5
         else:
             raise DecomplexError(f"cannot make random inputs of type {dtype}", tensor=v.name)
-        feeds[v.name] = np.asarray(value).astype(dtype)
+        feeds[v.name] = _quieted(np.asarray(value)).astype(dtype)
     if EDGES_BY_DEFAULT if edges is None else edges:
         with_edges(feeds)
     return feeds
+
+
+QUIET = 1e-3
+"""The scale of every other row of random float inputs. An additive constant that
+guards a small value (a norm's epsilon, a log's offset) changes nothing at unit scale,
+so a rewrite that gets its sign or its op wrong shows only where values are small."""
+
+
+def _quieted(value: np.ndarray) -> np.ndarray:
+    """`value` with its odd rows scaled by QUIET: floats of rank 2 or more only."""
+    if value.dtype.kind not in "fc" or value.ndim < 2 or value.size == 0:
+        return value
+    rows = value.reshape(-1, value.shape[-1])
+    rows[1::2] *= QUIET
+    return rows.reshape(value.shape)
 
 
 _MAX_INPUT_BYTES = 1 << 36
@@ -571,10 +590,7 @@ def run_reference(
         DecomplexError: The evaluator failed.
     """
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"), time_limit(timeout):
-            # numpy warns when a Cast to real drops the imaginary part, and when a value
-            # overflows to inf: both are the meaning.
-            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        with quietly(timeout):
             return [np.asarray(o) for o in evaluator(model).run(None, feeds)]
     except ValidationTimeout:
         raise
@@ -857,10 +873,14 @@ def _judge_precision(
     expected: np.ndarray,
     actual: np.ndarray,
     truth: np.ndarray,
+    floor: Callable[[], np.ndarray | None],
     atol: float,
+    rtol: float,
 ) -> OutputResult:
     """A failed output against the float64 run: it passes when the rewrite is no
-    further from it than PRECISION_FACTOR times the reference's own distance."""
+    further from it than PRECISION_FACTOR times the reference's own distance, or when
+    every element is within its tolerance plus `noise.FACTOR` times float32's noise
+    floor there (`floor`, made when first asked for; see `noise`)."""
     if is_complex_np(expected.dtype):
         actual = unpack(actual)
     if truth.shape != expected.shape or actual.shape != expected.shape:
@@ -873,8 +893,25 @@ def _judge_precision(
     detail = f"reference off by {ref_off:.3g}, rewrite off by {rewrite_off:.3g} against float64"
     if rewrite_off <= PRECISION_FACTOR * ref_off + atol:
         return replace(result, passed=True, note=f"within {precision} accumulation error: {detail}")
+    share = _floor_share(actual, truth, floor(), atol, rtol)
+    if share <= 1:
+        return replace(result, passed=True, floor_tol=share, note=detail)
     note = f"{result.note}; " if result.note else ""
     return replace(result, note=f"{note}beyond {precision} error: {detail}")
+
+
+def _floor_share(actual, truth, floor: np.ndarray | None, atol: float, rtol: float) -> float:
+    """The largest |actual - truth| / (atol + rtol |truth| + FACTOR floor) over the
+    elements where both are finite; inf without a floor."""
+    if floor is None or floor.shape != truth.shape:
+        return np.inf
+    both = np.isfinite(actual) & np.isfinite(truth) & np.isfinite(floor)
+    if np.any(np.isfinite(truth) & ~both):
+        return np.inf
+    with np.errstate(all="ignore"):
+        off = np.abs(actual[both].astype(np.complex128) - truth[both])
+        allowed = atol + rtol * np.abs(truth[both]) + noise.FACTOR * floor[both]
+        return float(np.max(np.where(off == 0, 0.0, off / allowed), initial=0.0))
 
 
 class Deadline:
@@ -921,8 +958,10 @@ def validate(
     An output that fails while the original computes in float32 (or complex64,
     float16) is judged again against the original run in float64 (`upcast`): it
     passes when the rewrite is no further from that than PRECISION_FACTOR times
-    the float32 reference is, and its note says so with both distances. Elements
-    where float32 itself breaks down are left out first (`_leave_out_breakdown`).
+    the float32 reference is, or when every element is within its tolerance plus
+    `noise.FACTOR` times float32's noise floor there (`OutputResult.floor_tol`); its
+    note gives both distances. Elements where float32 itself breaks down are left
+    out first (`_leave_out_breakdown`).
     Zero `atol` and `rtol` ask for equality and skip both.
 
     Args:
@@ -1015,46 +1054,18 @@ def validate(
         plain = functools.partial(validate, original, rewritten, atol=atol, rtol=rtol,
                                   providers=providers, runner=runner, runtime=runtime,
                                   timeout=deadline)  # fmt: skip
-        _judge_without_edges(result, plain(without_edges(inputs, placed, seed)),
-                             _large_run(original, inputs, placed, seed, deadline))  # fmt: skip
+        _judge_without_edges(result, plain(without_edges(inputs, placed, seed)))
     return result
 
 
-def _large_run(original, inputs, placed, seed, deadline: Deadline):
-    """The reference run on `inputs` with only their large edge values replaced, made
-    when first asked for; None where the inputs hold none (complex128's edges)."""
-    if not any(inputs[name].dtype == np.complex64 for name in placed):
-        return None
-
-    @functools.cache
-    def run() -> list[np.ndarray]:
-        feeds = without_edges(inputs, placed, seed, large_only=True)
-        with deadline.stage("the reference evaluator, without large edge values"):
-            return run_reference(original, feeds, deadline.left())
-
-    return run
-
-
-def _judge_without_edges(
-    result: ValidationResult,
-    plain: ValidationResult,
-    large: Callable[[], list[np.ndarray]] | None,
-) -> None:
-    """Judges each output again with `plain`, the same inputs without edge values:
-
-    - it fails where it passed with edge values but fails without them;
-    - it passes where it failed only at elements that depend on the large edge values
-      (they change when those alone are replaced by ordinary ones: `large` runs the
-      reference so), each off by no more than EDGE_REACH times the largest of them, and
-      it passes without them: float32 holds a 1e20 to within 1e13, and a transform of a
-      signal holding one spreads that over every bin, where exact arithmetic may cancel
-      it.
-
-    and splits each output's errors by whether its elements depend on the edge values
-    (they change when all of them are replaced)."""
+def _judge_without_edges(result: ValidationResult, plain: ValidationResult) -> None:
+    """Judges each output again with `plain`, the same inputs without edge values: it
+    fails where it passed with edge values but fails without them. Splits each output's
+    errors by whether its elements depend on the edge values (they change when the
+    edge values are replaced)."""
     rows = zip(result.outputs, plain.outputs, result.expected, result.actual, plain.expected,
                strict=True)  # fmt: skip
-    for i, (o, p, e, a, q) in enumerate(rows):
+    for o, p, e, a, q in rows:
         if o.passed and not p.passed:
             note = f": {p.note}" if p.note else ""
             o.passed = False
@@ -1067,8 +1078,6 @@ def _judge_without_edges(
         diff, rel, share = _errors(e, a, result.atol, result.rtol)
         edge = _moved(e, q)
         ordinary = ~edge & np.isfinite(e)
-        if not o.passed and p.passed and large is not None:
-            _within_reach(o, diff, share > 1, edge & _moved(e, large()[i]))
         o.edges = EdgeSplit(
             elements=int(edge.sum()),
             max_tol=float(np.max(share[edge], initial=0.0)),
@@ -1076,19 +1085,6 @@ def _judge_without_edges(
             ordinary_max_rel=float(np.max(rel[ordinary], initial=0.0)),
             ordinary_max_tol=float(np.max(share[ordinary], initial=0.0)),
         )
-
-
-def _within_reach(o: OutputResult, diff: np.ndarray, over: np.ndarray, huge: np.ndarray) -> None:
-    """Passes `o` where every element over the tolerance depends on the large edge values
-    (`huge`) and is off by no more than EDGE_REACH times the largest of them."""
-    bad = over & np.isfinite(diff)
-    floor = EDGE_REACH * float(np.max(np.abs(edge_values(np.complex64))))
-    if not np.any(bad) or np.any(bad & ~huge) or np.any(diff[bad] > floor):
-        return
-    o.passed = True
-    o.note = (f"{int(bad.sum())} elements that depend on the 1e20 edge values are off by up "
-              f"to {float(np.max(diff[bad])):.3g}, within float32's reach of them "
-              f"({floor:.2g}), and it passes without them")  # fmt: skip
 
 
 def _judge_failures(
@@ -1103,27 +1099,49 @@ def _judge_failures(
     wide = upcast(original)
     if wide is None:
         return
+    feeds = _wide_feeds(inputs)
     try:
         with deadline.stage("the reference evaluator, in float64"):
-            truth = run_reference(wide, _wide_feeds(inputs), deadline.left())
+            truth = run_reference(wide, feeds, deadline.left())
     except ValidationTimeout:
         raise
     except DecomplexError:
         return  # the float64 reading cannot run: the failure stands as it is
+
+    @functools.cache
+    def floors() -> list[np.ndarray] | None:
+        try:
+            with deadline.stage("the reference evaluator, perturbed at float32's roundoff"):
+                return noise.floors(wide, feeds, truth, timeout=deadline.left())
+        except ValidationTimeout:
+            raise
+        except Exception:
+            return None  # a node the perturbation cannot run: no floor excuses anything
+
     for i, (o, e, a, t) in enumerate(
         zip(result.outputs, result.expected, actual, truth, strict=True)
     ):
         if o.passed or e.dtype.kind not in "fc":
             continue
-        o, e, a, t, left_out = _leave_out_breakdown(
+        o, e, a, t, keep, left_out = _leave_out_breakdown(
             o, e, a, np.asarray(t), result.atol, result.rtol
         )
         # A note means shapes or infinities differ: no rounding explains those.
         if not o.passed and not o.note:
-            o = _judge_precision(o, e, a, t, result.atol)
+            floor = functools.partial(_kept, floors, i, keep)
+            o = _judge_precision(o, e, a, t, floor, result.atol, result.rtol)
         if left_out:
             o.note = f"{o.note}; {left_out}" if o.note else left_out
         result.outputs[i] = o
+
+
+def _kept(floors: Callable, i: int, keep: np.ndarray | None) -> np.ndarray | None:
+    """Output `i`'s floor, at the elements `keep` holds (all for None)."""
+    every = floors()
+    if every is None:
+        return None
+    floor = every[i]
+    return floor if keep is None or floor.shape != keep.shape else floor[keep]
 
 
 def _leave_out_breakdown(
@@ -1133,7 +1151,7 @@ def _leave_out_breakdown(
     truth: np.ndarray,
     atol: float,
     rtol: float,
-) -> tuple[OutputResult, np.ndarray, np.ndarray, np.ndarray, str]:
+) -> tuple[OutputResult, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, str]:
     """Leaves out the elements where the model's own precision breaks down (the
     float64 run's value lies beyond its range, or its reference is further from that
     value than the tolerance: an overflow or underflow on the way, as edge values
@@ -1142,13 +1160,13 @@ def _leave_out_breakdown(
     says nothing of the rewrite.
 
     Returns the output compared again on the other elements; those elements (flat)
-    of the reference, the rewrite (packed) and the float64 run; and a note of what
-    was left out ("" for nothing).
+    of the reference, the rewrite (packed) and the float64 run; where they are (None
+    for all), and a note of what was left out ("" for nothing).
     """
     complex_ = is_complex_np(expected.dtype)
     values = unpack(actual) if complex_ else actual
     if truth.shape != expected.shape or values.shape != expected.shape:
-        return result, expected, actual, truth, ""
+        return result, expected, actual, truth, None, ""
     with np.errstate(all="ignore"):
         wide = truth.astype(np.complex128 if complex_ else np.float64)
         tol = atol + rtol * np.abs(wide)
@@ -1158,7 +1176,7 @@ def _leave_out_breakdown(
         broke = beyond | ~(np.abs(expected - wide) <= tol)  # NaN distances count too
         excused = broke & (~np.isfinite(values) | (np.abs(values - wide) <= tol))
     if not np.any(excused):
-        return result, expected, actual, truth, ""
+        return result, expected, actual, truth, None, ""
     keep = ~excused
     e, a, t = expected[keep], values[keep], truth[keep]
     a = cmath.pack(a) if complex_ else a
@@ -1167,4 +1185,4 @@ def _leave_out_breakdown(
         f"{int(excused.sum())} of {excused.size} elements left out: {precision} overflows "
         f"or underflows there, in the reference and the rewrite alike"
     )
-    return _compare(result.name, e, a, atol, rtol), e, a, t, note
+    return _compare(result.name, e, a, atol, rtol), e, a, t, keep, note

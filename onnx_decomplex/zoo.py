@@ -46,7 +46,9 @@ class OutputError:
     the error as a share of the tolerance (see `validate.OutputResult`); None in a
     version 1 report. Where the inputs held edge values, the errors split by whether
     elements depend on them (`validate.EdgeSplit`): `edge_*` of those, `ordinary_*` of
-    the others; None without edge values, and in reports before version 3."""
+    the others; None without edge values, and in reports before version 3. `floor_tol`:
+    the share of the tolerance widened by float32's noise floor, where the output passed
+    by that (`validate.OutputResult`)."""
 
     name: str
     passed: bool
@@ -58,6 +60,7 @@ class OutputError:
     edge_not_finite: int | None = None
     ordinary_max_rel: float | None = None
     ordinary_max_tol: float | None = None
+    floor_tol: float | None = None
 
 
 @dataclass
@@ -183,6 +186,7 @@ def _errors(v) -> list[OutputError]:
             _finite(o.max_rel),
             _finite(o.max_tol),
             *_split(o.edges),
+            o.floor_tol,
         )  # fmt: skip
         for o in v.outputs
     ]

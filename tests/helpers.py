@@ -58,8 +58,8 @@ UNPACK = Ops(Split=1, Squeeze=2)
 """z -> (Re z, Im z): one Split of the last axis, each half squeezed."""
 PACK = Ops(Unsqueeze=2, Concat=1)
 """(re, im) -> z: each part unsqueezed, and concatenated on a new last axis."""
-SQUARE = Ops(Sub=1, Add=2, Mul=2)
-"""(ar + i ai)^2 = (ar - ai)(ar + ai) + i (ar + ar) ai."""
+SQUARE = Ops(Abs=2, Sub=1, Add=2, Mul=2)
+"""(ar + i ai)^2 = (|ar| - |ai|)(|ar| + |ai|) + i (ar + ar) ai."""
 PAIR_SOURCE = UNPACK + SQUARE
 """What `single(..., pair=True)`'s Mul(a, a) adds: a unpacked and squared, a pair."""
 PRODUCT = Ops(Mul=4, Sub=1, Add=1)

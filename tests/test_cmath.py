@@ -188,3 +188,14 @@ def test_wrap_angle_lands_in_the_principal_range():
     wrapped = cmath.wrap_angle(NUMPY, t, F64)
     assert np.all(wrapped > -np.pi) and np.all(wrapped <= np.pi + 1e-12)
     np.testing.assert_allclose(np.exp(1j * wrapped), np.exp(1j * t), atol=1e-12)
+
+
+def test_a_square_has_numpys_signed_zeros():
+    """ar^2 - ai^2 is +0 wherever |ar| = |ai|: (ar - ai)(ar + ai) would give -0 at
+    ar = -ai = -1 and at -0 - 0i, and a Log or Sqrt after it would turn by pi."""
+    z = np.array([-1 + 1j, 1 - 1j, -1 - 1j, complex(-0.0, -0.0), complex(-0.0, 0.0), 2 - 2j])
+    re, im = cmath.square(NUMPY, parts(z))
+    expected = z * z
+    assert np.array_equal(np.signbit(re), np.signbit(expected.real))
+    assert np.array_equal(np.signbit(im), np.signbit(expected.imag))
+    np.testing.assert_allclose(re + 1j * im, expected)

@@ -11,6 +11,7 @@ from onnx import helper
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.errors import DecomplexError, OptionError
 from onnx_decomplex.validate import (
+    EDGE_VALUES,
     _compare,
     npz_bytes,
     replay_outputs,
@@ -190,8 +191,8 @@ def test_the_errors_split_by_what_depends_on_edge_values():
     out, _ = decomplex(model)
     (o,) = validate(model, out).outputs
     assert o.passed and o.edges is not None
-    # Each input holds 11 edge values at the same spread positions: 11 elements meet them.
-    assert o.edges.elements == 11
+    # Each input holds 12 edge values at the same spread positions: 12 elements meet them.
+    assert o.edges.elements == len(EDGE_VALUES)
     assert o.edges.ordinary_max_tol < 0.01 and o.edges.ordinary_max_rel < 1e-6
     assert o.edges.not_finite >= 1  # 1e20 * 1e20 overflows float32 in the reference
     # Given inputs that hold no edge values, there is nothing to split.

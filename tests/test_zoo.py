@@ -29,7 +29,9 @@ def test_record_of_a_fixture(root, tmp_path):
     # The block weight [[Wr, Wi], [-Wi, Wr]] holds four reals per complex weight: twice the bytes.
     assert r.initializer_bytes_after >= 2 * r.initializer_bytes_before
     assert [o.name for o in r.outputs] == ["mean_power"] and r.outputs[0].passed
-    assert r.worst_abs is not None and r.worst_abs < 1e-5
+    # The edge values' 1e20 makes a power near 1e40: the ordinary elements tell the error.
+    (o,) = r.outputs
+    assert o.ordinary_max_tol is not None and o.ordinary_max_tol < 0.01
 
 
 def test_saved_outputs_stand_in_for_the_reference(root, tmp_path):

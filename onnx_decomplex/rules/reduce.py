@@ -8,7 +8,8 @@
     ReduceLogSumExp(z)       -> log(ReduceSum(exp(z - m))) + m, m the lexicographic max
     ReduceProd(z)            -> ReduceProd(|z|) e^(i ReduceSum(arg z))
     Softmax(z)               -> e^(z - m) / ReduceSum(e^(z - m)),  m = ReduceMax(Re z)
-    LogSoftmax(z)            -> (Re z - m - log|S|, wrap(Im z - arg S)),  S = ReduceSum(e^(z - m))
+    LogSoftmax(z)            -> (Re (z - m) - log|S|, wrap(Im (z - m) - arg S)),  S = ReduceSum(e^(z - m)),
+                                m the lexicographic max
 
 ReduceProd is a true complex product: moduli multiply and angles add. Taking it
 channel-wise on the packed tensor would multiply real parts with real parts.
@@ -19,12 +20,17 @@ ReduceMax and ReduceMin are refused: complex numbers are not ordered.
 
 Softmax is e^z / sum(e^z), unchanged by any shift m. The reference evaluator shifts
 by the lexicographic maximum; the largest real part does as well, and it is what
-keeps e^(z - m) from overflowing. LogSoftmax is the principal log of Softmax, as
+keeps e^(z - m) from overflowing. LogSoftmax shifts as the reference does: the
+element at m becomes exactly 1, so that the LogSoftmax of one element is exactly 0 on
+both sides (a real shift alone leaves log|e^(i Im z)|, a unit's roundoff, which a
+Reciprocal after it turns into 1e7). LogSoftmax is the principal log of Softmax, as
 the reference takes it, but formed without Softmax's tiny values, whose squared
 moduli would underflow: the angle is wrapped into (-pi, pi] instead.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -125,21 +131,30 @@ def log_sum(ctx, node):
     ctx.explain("log of the complex sum")
 
 
-@rule("ReduceLogSumExp")
-def log_sum_exp(ctx, node):
-    """log(sum(e^(z - m))) + m, with m the lexicographic maximum (largest real part,
-    then largest imaginary part among those), as the reference shifts: no overflow,
-    and the imaginary part is arg(sum) + Im m, not wrapped into (-pi, pi]."""
-    y = node.outputs[0]
-    dtype = ctx.real_dtype(y)
-    re, im = ctx.pair(node.inputs[0])
-    m_re = _reduce(ctx, node, "ReduceMax", re, keepdims=1)
+def _lexicographic_max(ctx, pair, reduce, dtype):
+    """m, the lexicographic maximum as the reference takes it (largest real part, then
+    largest imaginary part among those), each part reduced by `reduce(op, part)` with
+    the reduced dims kept; and the imaginary parts the second reduction ran over."""
+    re, im = pair
+    m_re = reduce("ReduceMax", re)
     # Im where Re is largest, else the lowest float (arithmetic, not a Where on a
     # mask that changes from element to element, which is slow).
     flag = ctx.cast(ctx.equal(re, m_re), dtype)
     lowest = np.array(np.finfo(dtype).min, dtype)
     on_max = ctx.add(ctx.mul(flag, im), ctx.mul(ctx.sub(np.array(1, dtype), flag), lowest))
-    m_im = _reduce(ctx, node, "ReduceMax", on_max, keepdims=1)
+    return (m_re, reduce("ReduceMax", on_max)), on_max
+
+
+@rule("ReduceLogSumExp")
+def log_sum_exp(ctx, node):
+    """log(sum(e^(z - m))) + m, with m the lexicographic maximum, as the reference
+    shifts: no overflow, and the imaginary part is arg(sum) + Im m, not wrapped into
+    (-pi, pi]."""
+    y = node.outputs[0]
+    dtype = ctx.real_dtype(y)
+    re, im = ctx.pair(node.inputs[0])
+    kept = functools.partial(_reduce, ctx, node, keepdims=1)
+    (m_re, m_im), on_max = _lexicographic_max(ctx, (re, im), kept, dtype)
     e = cmath.exp(ctx, (ctx.sub(re, m_re), ctx.sub(im, m_im)))
     log_re, log_im = cmath.log(ctx, _reduce_parts(ctx, node, "ReduceSum", e), dtype)
     if not int(node.attrs.get("keepdims", 1)):
@@ -182,14 +197,19 @@ def softmax(ctx, node):
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     axis = [_softmax_axis(node, ctx.opset)]
-    re, im = ctx.pair(node.inputs[0])
-    shift = ctx.reduce("ReduceMax", re, axis, keepdims=1)
-    e = cmath.exp(ctx, (ctx.sub(re, shift), im))
+    re, im = pair = ctx.pair(node.inputs[0])
+    if node.op == "Softmax":
+        shifted = (ctx.sub(re, ctx.reduce("ReduceMax", re, axis, keepdims=1)), im)
+    else:
+        kept = functools.partial(ctx.reduce, axes=axis, keepdims=1)
+        shifted = cmath.sub(ctx, pair, _lexicographic_max(ctx, pair, kept, dtype)[0])
+    e = cmath.exp(ctx, shifted)
     total = tuple(ctx.reduce("ReduceSum", p, axis, keepdims=1) for p in e)
     if node.op == "Softmax":
         ctx.set_pair(y, *cmath.div_bounded(ctx, e, total))
     else:
         log_re, log_im = cmath.log(ctx, total, dtype)
-        out_im = cmath.wrap_angle(ctx, ctx.sub(im, log_im), dtype)
-        ctx.set_pair(y, ctx.sub(ctx.sub(re, shift), log_re), out_im)
-    ctx.explain(f"{node.op} shifted by the largest real part along axis {axis[0]}")
+        out_im = cmath.wrap_angle(ctx, ctx.sub(shifted[1], log_im), dtype)
+        ctx.set_pair(y, ctx.sub(shifted[0], log_re), out_im)
+    shift = "largest real part" if node.op == "Softmax" else "lexicographic maximum"
+    ctx.explain(f"{node.op} shifted by the {shift} along axis {axis[0]}")

@@ -292,7 +292,7 @@ def test_pow_constant_exponent(opset, cdtype, p, pair):
     ops = (PAIR_SOURCE if pair else UNPACK) + power + PACK
     if p == 0:  # (Pow(zr, 0), 1 - 1): only the real part is read
         ops = Ops(Split=1, Squeeze=1, Pow=1, Sub=1) + PACK
-        ops += Ops(Squeeze=1, Sub=1, Add=1, Mul=1) if pair else Ops()
+        ops += Ops(Squeeze=1, Abs=2, Sub=1, Add=1, Mul=1) if pair else Ops()
     assert_rewrites(m, ops=at(cdtype, ops))
 
 
@@ -366,6 +366,15 @@ def test_div_by_a_complex_scalar_constant(cdtype, c):
         0: UNPACK + Ops(Div=2, Mul=2, Add=1, Sub=1) + PACK,  # kept: numpy's infinities
     }[c]
     assert_rewrites(m, ops=ops, feeds={"a": z})
+
+
+def test_a_constant_quotient_with_infinite_parts_keeps_them(cdtype):
+    """Both operands constant: the quotient is folded, and (0.2 - 0.3i) / 0 is numpy's
+    (inf, -inf), each part its own, not a NaN from assembling re + 1j * im."""
+    w = np.array([0.2 - 0.3j, 3 + 0j, -1j], cdtype)
+    m = make_model([helper.make_node("Div", ["w", "zero"], ["y"])], [],
+                   [vi("y", cdtype, [3])], [init("w", w), init("zero", np.array(0j, cdtype))])  # fmt: skip
+    assert_rewrites(m, ops={"Identity": 1})
 
 
 def test_div_by_a_real_constant_cast_to_complex(cdtype):

@@ -9,11 +9,13 @@ from helpers import (
     at,
     crandn,
     init,
+    make_model,
     on_parts,
     packed_or_parts,
     single,
     vi,
 )
+from onnx import helper
 
 OPS = [
     "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
@@ -31,7 +33,7 @@ ON_PARTS = {
     # sum |z|, a real value typed complex: (sum, 0)
     "ReduceL1": HYPOT + Ops(ReduceSum=1, Shape=1, ConstantOfShape=1),
     # sqrt(sum z^2)
-    "ReduceL2": Ops(Abs=2, Add=6, Cast=2, Div=6, IsInf=1, Less=2, Max=5, Min=6, Mul=7,
+    "ReduceL2": Ops(Abs=4, Add=6, Cast=2, Div=6, IsInf=1, Less=2, Max=5, Min=6, Mul=7,
                     ReduceSum=2, Sqrt=3, Sub=3, Where=1),
     # log(sum z)
     "ReduceLogSum": LOG + Ops(ReduceSum=2),
@@ -126,15 +128,30 @@ def test_softmax(op, opset, cdtype, axis):
     # e^(z - max zr) over the sum of the same: e^zr (cos zi, sin zi) and a complex division.
     ops = Ops(Add=2, Cos=1, Div=2, Equal=1, Exp=1, Mul=8, ReduceMax=1, ReduceSum=2, Sin=1,
               Sub=2, Where=1)  # fmt: skip
-    if op == "LogSoftmax":  # z - max zr - log(sum e^(z - max zr)), arg wrapped to (-pi, pi]
-        ops = Ops(Abs=4, Add=4, Atan=1, Cast=3, Ceil=1, Cos=1, Div=5, Equal=1, Exp=1, IsInf=1,
-                  Less=3, Log=2, Max=4, Min=5, Mul=8, ReduceMax=1, ReduceSum=2, Sin=1, Sqrt=1,
-                  Sub=11, Where=2)  # fmt: skip
+    if op == "LogSoftmax":  # z - m - log(sum e^(z - m)), m lexicographic, arg wrapped
+        ops = Ops(Abs=4, Add=5, Atan=1, Cast=4, Ceil=1, Cos=1, Div=5, Equal=2, Exp=1, IsInf=1,
+                  Less=3, Log=2, Max=4, Min=5, Mul=10, ReduceMax=2, ReduceSum=2, Sin=1, Sqrt=1,
+                  Sub=12, Where=2)  # fmt: skip
     ops = at(cdtype, on_parts(ops))
     assert_rewrites(m, ops=ops)
     # A real part of 95: without the shift, e^z overflows float32.
     big = np.array([[95, 1], [-3, 3]]) + 1j * np.array([[2, -1], [0.5, 3]])
     assert_rewrites(m, ops=ops, feeds={"a": big.astype(cdtype)})
+
+
+def test_log_softmax_of_one_element_is_exactly_zero(cdtype):
+    """The reference's e^(z - m) is exactly 1 there, so its log is 0 and the Reciprocal of
+    it is NaN; shifted by the real part alone, the rewrite's is log|e^(i Im z)| = 1e-8."""
+    nodes = [helper.make_node("LogSoftmax", ["a"], ["l"], axis=0),
+             helper.make_node("Reciprocal", ["l"], ["y"])]  # fmt: skip
+    m = make_model(nodes, [vi("a", cdtype, [1])], [vi("y", cdtype, [1])])
+    # LogSoftmax's ops, and the Reciprocal's two bounded divisions.
+    ops = Ops(Abs=6, Add=6, Atan=1, Cast=4, Ceil=1, Cos=1, Div=11, Equal=2, Exp=1, IsInf=1,
+              Less=3, Log=2, Max=6, Min=5, Mul=12, Neg=1, ReduceMax=2, ReduceSum=2, Sin=1,
+              Sqrt=1, Sub=12, Where=2)  # fmt: skip
+    assert_rewrites(
+        m, ops=at(cdtype, on_parts(ops)), feeds={"a": np.array([0.652 + 0.4735j], cdtype)}
+    )
 
 
 def test_old_softmax_over_an_inner_axis_is_refused():

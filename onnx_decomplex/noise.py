@@ -1,0 +1,151 @@
+"""Float32's noise floor: how far float32 arithmetic alone may move each output.
+
+An output that fails its tolerance while the model computes in float32 is judged
+again against the model run in float64 (`validate.upcast`). How far a float32
+computation may land from that depends on the computation, not on a fixed multiple
+of anything: a product of ordinary values stays within a few units of roundoff,
+while a DFT's bin is off by roundoff times the whole signal's size, and a log of a
+bin that nearly cancels, or a sum of such logs that cancels again (an MFCC), is off
+by far more than its own size would say.
+
+`floors` measures that per element, by Monte Carlo arithmetic at node granularity:
+the float64 model runs `RUNS` times, and each node's outputs are moved up or down,
+at seeded random, by one float32 unit roundoff relative to
+
+- the value itself, for an elementwise node; for a complex value, its modulus, on
+  each part, which bounds the error of a product's `ac - bd` too;
+- the sum of its terms' sizes, for a node that accumulates (`ACCUMULATING`: the node
+  run again on its operands' absolute values), where a sum may cancel far below its
+  terms; a DFT's terms are the whole signal's (`WHOLE_SIGNAL`), and its rounding is at
+  least one of the signal's largest element.
+
+The noise then flows through every later node as float32's rounding would. An
+element's floor is the furthest any run lands from the unperturbed one; the rewrite
+passes there when it is within its tolerance plus `FACTOR` floors. Graph inputs and
+initializers are not moved: both sides read the same float32 values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx.reference import ReferenceEvaluator
+
+from .reference import evaluator, quietly
+
+RUNS = 3
+"""Perturbed runs per judgement: each is one float64 reference run."""
+
+FACTOR = 4.0
+"""How many floors an element's error may add to its tolerance."""
+
+ACCUMULATING = frozenset(
+    {"MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "CumSum", "DFT", "STFT",
+     "ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare"}
+)  # fmt: skip
+"""Ops whose output is a sum: its rounding is relative to the terms, not the sum."""
+
+WHOLE_SIGNAL = frozenset({"DFT", "STFT"})
+"""Accumulators whose every output element sums the whole signal."""
+
+
+def _sizes(x, signal: bool):
+    """The terms' sizes: |x| for a product's operands; |re| + i |im| for a signal, which
+    keeps its complex layout (a DFT reads a real signal's layout otherwise)."""
+    if not isinstance(x, np.ndarray) or x.dtype.kind not in "fc":
+        return x
+    if signal and x.dtype.kind == "c":
+        return np.abs(x.real) + 1j * np.abs(x.imag)
+    return np.abs(x)
+
+
+def _scale(run: Callable, op: str, args, kwargs, shape) -> np.ndarray | float:
+    """The size the rounding of one output of `op` is relative to, besides its own: for a
+    sum, the sum of its terms' sizes."""
+    if op not in ACCUMULATING:
+        return 0.0
+    signal = op in WHOLE_SIGNAL
+    (terms, *_) = run(*(_sizes(a, signal) for a in args), **kwargs)
+    terms = np.abs(terms)
+    if signal:
+        # An inverse transform divides by N last: its kernel rounds the whole signal's
+        # largest element first, whatever the division makes of it.
+        return float(max(np.max(terms, initial=0.0), np.max(np.abs(args[0]), initial=0.0)))
+    return terms if terms.shape == shape else 0.0
+
+
+def _jitter(value, scale, rng: np.random.Generator, eps: float):
+    """`value` moved by `eps` times its modulus plus `scale`, up or down by a coin's toss,
+    part by part: a unit roundoff rounded either way, so that a floor does not hang on
+    how small a uniform draw came out. Without a scale (an elementwise node), a part
+    that is exactly zero stays so, its sign too: float32 rounds a zero to itself, and an
+    angle turns on that sign. Infinities and NaNs stay as they are."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc":
+        return value
+    size = (np.abs(value) + scale) * eps
+    held = ~np.isfinite(size)
+
+    def moved(part):
+        noisy = part + rng.choice([-1.0, 1.0], value.shape) * np.where(held, 0.0, size)
+        kept = held | ~np.isfinite(part) | ((part == 0) & ~np.any(scale))
+        return np.where(kept, part, noisy)
+
+    out = np.empty_like(value)
+    if value.dtype.kind == "c":  # part by part: re + 1j im would lose a -0 imaginary part
+        out.real, out.imag = moved(value.real), moved(value.imag)
+    else:
+        out[...] = moved(value)
+    return out
+
+
+def _perturbing(run: Callable, op: str, rng: np.random.Generator, eps: float) -> Callable:
+    """`run`, its outputs jittered; the first one, a sum's, relative to its terms."""
+
+    def perturbed(*args, **kwargs):
+        first, *rest = run(*args, **kwargs)
+        scale = _scale(run, op, args, kwargs, np.shape(first))
+        return (_jitter(first, scale, rng, eps), *(_jitter(o, 0.0, rng, eps) for o in rest))
+
+    return perturbed
+
+
+def _perturb(run: ReferenceEvaluator, rng: np.random.Generator, eps: float) -> None:
+    """Perturbs every node of `run`; a node that runs subgraphs (If, Loop, Scan), through
+    theirs: the evaluators it holds."""
+    for node in run.rt_nodes_:
+        inner = [v for v in vars(node).values() if isinstance(v, ReferenceEvaluator)]
+        for body in inner:
+            _perturb(body, rng, eps)
+        if not inner:
+            node.run = _perturbing(node.run, node.op_type, rng, eps)
+
+
+def floors(
+    model: onnx.ModelProto,
+    feeds: dict[str, np.ndarray],
+    truth: list[np.ndarray],
+    *,
+    eps: float = float(np.finfo(np.float32).eps),
+    runs: int = RUNS,
+    seed: int = 0,
+    timeout: float | None = None,
+) -> list[np.ndarray]:
+    """Per output of `model` (one that computes in float64), per element: the furthest
+    `runs` perturbed runs land from `truth`, its unperturbed outputs (see the module).
+
+    Raises:
+        ValidationTimeout: The runs went past `timeout` seconds.
+        Exception: Whatever the evaluator raises; the caller has run it already.
+    """
+    furthest = [np.zeros(np.shape(t)) for t in truth]
+    rng = np.random.default_rng(seed)
+    with quietly(timeout):
+        for _ in range(runs):
+            run = evaluator(model)
+            _perturb(run, rng, eps)
+            for i, (p, t) in enumerate(zip(run.run(None, feeds), truth, strict=True)):
+                if np.shape(p) == np.shape(t):
+                    furthest[i] = np.fmax(furthest[i], np.abs(np.asarray(p) - t))
+    return furthest
