@@ -38,6 +38,12 @@ def test_readme_opens_with_install_then_quick_start():
     )
 
 
+def test_readme_is_a_front_door():
+    """What the tool does, install, the quick start, the workflows, folder mode and CI in
+    brief, the make targets: the reference lives in docs/ (test_docs.py checks the links)."""
+    assert len(README.splitlines()) <= 320
+
+
 def _masked(line):
     """The line with its numbers masked, and its spacing and table rules collapsed: times
     and errors vary, and a column is as wide as its widest number."""
