@@ -28,6 +28,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 from onnx_decomplex.cli.main import main
+from onnx_decomplex.cli.merge import main as merge
+from onnx_decomplex.cli.verify import verify
 
 PAGES = {
     str(path.relative_to(ROOT)): path.read_text()
@@ -195,6 +197,15 @@ def test_the_readme_links_every_docs_page():
 
 
 # --- What the pages say ------------------------------------------------------------------
+
+
+def test_every_option_is_on_the_options_page():
+    text = PAGES["docs/options.md"]
+    for command in (main, verify, merge):
+        for param in command.params:
+            if param.param_type_name == "option":
+                names = [*param.opts, *param.secondary_opts]
+                assert any(re.search(rf"`{re.escape(n)}(?![\w-])", text) for n in names), names
 
 
 def test_every_install_command_names_one_runtime():
