@@ -215,7 +215,7 @@ class ReportOptions(_Options):
     """Where a folder run's report goes, and the baseline it is held to: shared by a
     folder run and a merge of shard reports."""
 
-    report: Path | None = option(None, "Write the JSON report (schema in the README) here.")
+    report: Path | None = option(None, "Write the JSON report (schema in docs/report.md) here.")
     junit: Path | None = option(None, "Write JUnit XML here: one testcase per model.")
     baseline: Path | None = option(
         None, "An earlier JSON report: exit 1 on any regression against it."

@@ -42,7 +42,7 @@ ZERO_MAKERS = {"Round", "EyeLike", "Sub", "Add", "Pad", "Trilu", "Cast", "Sum", 
                "Loop", "Scan"}  # fmt: skip
 # A zero made by a contraction or reduction has the sign the order of the sum gives
 # (IEEE: +0 + -0 = +0; numpy's einsum of one term keeps a -0). On a branch cut that sign
-# picks the side (README, Precision): these ops are not given such values on an axis.
+# picks the side (docs/rewrite.md, Precision): these ops are not given such values on an axis.
 SUMMING = {"MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "DFT", "CumSum", "ReduceSum",
            "ReduceMean", "ReduceSumSquare", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
            "ReduceProd", "Softmax", "LogSoftmax", "Loop", "Scan"}  # fmt: skip
@@ -824,7 +824,7 @@ class Builder:
 
     def s_conv(self):
         if self.extreme and self.cdtype == np.complex128:
-            return  # it runs in float32 (README, Precision): products of 1e20 leave its range
+            return  # it runs in float32 (docs/rewrite.md, Precision): products of 1e20 leave its range
         op = self.one(["Conv", "ConvTranspose"])
         dims = self.int_(1, 2)
         c, m, group = self.one([1, 2]), self.one([1, 2]), 1

@@ -94,7 +94,7 @@ def _reference_values(case: Case) -> dict:
 
 
 # Ops that sum products: past overflow, numpy's `a b - c d` is -inf on a CPU with fused
-# multiply-add and NaN without (README, Precision).
+# multiply-add and NaN without (docs/rewrite.md, Precision).
 PRODUCTS = {"Mul", "Pow", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "DFT",
             "ReduceSumSquare", "ReduceL2", "ReduceProd"}  # fmt: skip
 
@@ -119,7 +119,7 @@ def _non_finite_causes(case: Case, values: dict) -> list[str]:
 
     The rules are exact formulas for finite operands; with an infinite one, an inf - inf
     or 0 * inf inside a formula may give NaN where numpy gives a signed infinity. A
-    product past overflow depends on the CPU. Both are documented choices (README,
+    product past overflow depends on the CPU. Both are documented choices (docs/rewrite.md,
     Precision); any other op's overflow must match.
     """
     known = {**values, **case.feeds}

@@ -156,7 +156,7 @@ def _conv(ctx, node, ins):
     """The node's Conv or ConvTranspose on real inputs.
 
     onnxruntime's CPU provider has no float64 convolution, so complex128 ones run
-    in float32 between two Casts (their error is that of float32; see the README).
+    in float32 between two Casts (their error is that of float32; see docs/rewrite.md, Precision).
     """
     if not ort_lacks_float64(node.op, ctx.work_dtype):
         return ctx.emit(node.op, ins, node.attrs)

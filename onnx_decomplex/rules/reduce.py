@@ -15,7 +15,7 @@ ReduceProd is a true complex product: moduli multiply and angles add. Taking it
 channel-wise on the packed tensor would multiply real parts with real parts.
 
 ReduceL2 follows the reference evaluator (and the ONNX formula sqrt(sum(x^2))),
-which on complex input is not the norm sqrt(sum |z|^2); see the README.
+which on complex input is not the norm sqrt(sum |z|^2); see docs/rewrite.md (Meaning).
 ReduceMax and ReduceMin are refused: complex numbers are not ordered.
 
 Softmax is e^z / sum(e^z), unchanged by any shift m. The reference evaluator shifts
