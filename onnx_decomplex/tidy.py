@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
@@ -75,6 +76,16 @@ def _unlink_unused(graph: gs.Graph) -> bool:
     return True
 
 
+def _bypass_identities(graph: gs.Graph) -> None:
+    """The nodes that read an Identity's output read its input instead, where the output
+    is not a graph output; the Identity is then unused."""
+    outputs = {id(t) for t in graph.outputs}
+    for node in graph.nodes:
+        if node.op == "Identity" and len(node.inputs) == len(node.outputs) == 1:
+            if id(node.outputs[0]) not in outputs:
+                _read_instead(node.outputs[0], node.inputs[0])
+
+
 def _drop_identities(graph: gs.Graph) -> None:
     """Makes the producer of an Identity's input produce its output directly.
 
@@ -88,9 +99,7 @@ def _drop_identities(graph: gs.Graph) -> None:
         if node.op != "Identity" or not node.inputs or not node.outputs:
             continue
         src = node.inputs[0]
-        if not isinstance(src, gs.Variable) or id(src) in kept:
-            continue
-        if len(src.inputs) != 1 or len(src.outputs) != 1:
+        if not isinstance(src, gs.Variable) or id(src) in kept or not _only_use(src):
             continue
         producer = src.inputs[0]
         dst = node.outputs[0]
@@ -102,12 +111,44 @@ def _drop_identities(graph: gs.Graph) -> None:
         graph.nodes = [n for n in graph.nodes if id(n) not in dropped]
 
 
+def _only_use(t: gs.Variable) -> bool:
+    """One node makes `t`, and one reads it."""
+    return len(t.inputs) == 1 and len(t.outputs) == 1
+
+
+def _read_instead(old: gs.Tensor, new: gs.Tensor) -> None:
+    """Every node that reads `old` reads `new` in its place."""
+    for consumer in list(old.outputs):
+        for i, t in enumerate(consumer.inputs):
+            if t is old:
+                consumer.inputs[i] = new
+
+
+def _merge_reshapes(graph: gs.Graph) -> None:
+    """A Reshape of a Reshape reads the first one's input: the second's target says the
+    whole shape, unless it holds a 0, which copies a dim of the middle shape. The first
+    one goes where nothing else reads it."""
+    for node in graph.nodes:
+        if node.op != "Reshape" or len(node.inputs) != 2:
+            continue
+        middle, target = node.inputs
+        if len(middle.inputs) != 1 or middle.inputs[0].op != "Reshape":
+            continue
+        if not isinstance(target, gs.Constant) or np.any(target.values == 0):
+            continue
+        node.inputs[0] = middle.inputs[0].inputs[0]
+
+
 def tidy(graph: gs.Graph) -> gs.Graph:
     """Removes what the rewrite left unused and sorts nodes topologically, where they
     are not sorted already.
 
     graphsurgeon's cleanup runs where `_unlink_unused` leaves a graph to it, and where
     there is more to clean: local functions, or a graph input some node produces."""
+    if not any(gs_holds_graphs(n) for n in graph.nodes):
+        # Subgraphs may read a value by name: their readers are not all in sight.
+        _merge_reshapes(graph)
+        _bypass_identities(graph)
     unlinked = _unlink_unused(graph)
     if not unlinked:
         graph.cleanup(remove_unused_graph_inputs=False)
