@@ -81,9 +81,9 @@ def _bypass_identities(graph: gs.Graph) -> None:
     is not a graph output; the Identity is then unused."""
     outputs = {id(t) for t in graph.outputs}
     for node in graph.nodes:
-        if node.op == "Identity" and len(node.inputs) == len(node.outputs) == 1:
-            if id(node.outputs[0]) not in outputs:
-                _read_instead(node.outputs[0], node.inputs[0])
+        single = node.op == "Identity" and len(node.inputs) == len(node.outputs) == 1
+        if single and id(node.outputs[0]) not in outputs:
+            _read_instead(node.outputs[0], node.inputs[0])
 
 
 def _drop_identities(graph: gs.Graph) -> None:

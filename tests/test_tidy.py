@@ -26,9 +26,9 @@ def leftovers(model: onnx.ModelProto) -> list[str]:
             found.append(f"Identity {node.name}")
         inner = made_by.get(node.input[0]) if node.input else None
         target = constants.get(node.input[1]) if len(node.input) > 1 else None
-        if node.op_type == "Reshape" and inner is not None and inner.op_type == "Reshape":
-            if target is not None and not np.any(target == 0):
-                found.append(f"Reshape {node.name} of Reshape {inner.name}")
+        chained = node.op_type == "Reshape" and inner is not None and inner.op_type == "Reshape"
+        if chained and target is not None and not np.any(target == 0):
+            found.append(f"Reshape {node.name} of Reshape {inner.name}")
     return found
 
 
