@@ -12,12 +12,12 @@ from onnx_decomplex import decomplex, validate
 from onnx_decomplex.errors import DecomplexError, OptionError
 from onnx_decomplex.validate import (
     EDGE_VALUES,
-    _compare,
     npz_bytes,
     replay_outputs,
     resolve_providers,
     resolve_shapes,
 )
+from onnx_decomplex.validate.judge import compare_output as _compare
 
 
 def _mul_model():
