@@ -213,8 +213,8 @@ def random_inputs(
 
     Floats and both parts of complex values are standard normal, with every other row
     (along all axes but the last) scaled by `QUIET`; integers are in [0, 4); booleans
-    are fair coin flips. With `edges` (default `EDGES_BY_DEFAULT`), complex inputs also
-    hold `EDGE_VALUES` (see `with_edges`).
+    are fair coin flips. With `edges` (default `EDGES_BY_DEFAULT`), float and complex
+    inputs also hold edge values (`edge_values`, see `with_edges`).
 
     Raises:
         DecomplexError: An input's shape cannot be made (too large, or negative).

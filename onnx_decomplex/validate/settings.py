@@ -28,8 +28,9 @@ class Settings:
         input_shapes: Shapes for inputs with symbolic dims, by input name (random
             inputs only).
         seed: Seed for random inputs.
-        edges: Random inputs also hold `EDGE_VALUES` (see `with_edges`); None for
-            `EDGES_BY_DEFAULT`. Given inputs are used as they are.
+        edges: Random float and complex inputs also hold edge values (`edge_values`,
+            see `with_edges`); None for `EDGES_BY_DEFAULT`. Given inputs are used as
+            they are.
         providers: onnxruntime execution providers, full names in priority order
             (see `resolve_providers`); CPU when None. One that does not load is an
             error, never a quiet fallback to the CPU.
