@@ -19,6 +19,7 @@ from ..validate import (
     DEFAULT_ATOL,
     DEFAULT_RTOL,
     Deadline,
+    Settings,
     load_expected,
     load_saved,
     npz_bytes,
@@ -69,19 +70,15 @@ def _compare(state: State, options: Options) -> None:
     if files.save_inputs is not None:
         write_atomic(Path(files.save_inputs), npz_bytes(feeds))
         result.saved.append(Path(files.save_inputs))
-    deadline = Deadline(settings.timeout)  # one limit for both comparisons
-    providers = settings.providers
+    # What both comparisons share, one time limit included.
+    common = Settings(atol=atol, rtol=rtol, providers=settings.providers,
+                      timeout=Deadline(settings.timeout))  # fmt: skip
     if not state.passed_through or state.engine is not None:
-        result.validation = validate(
-            original, staged, feeds, atol=atol, rtol=rtol, expected=expected,
-            timeout=deadline, providers=providers,
-        )  # fmt: skip
+        result.validation = validate(original, staged, feeds, common, expected=expected)
     if files.expected is not None:
         result.framework = validate(
-            original, staged, feeds, atol=atol, rtol=rtol,
-            expected=load_expected(files.expected, original),
-            reference=f"expected outputs {Path(files.expected).name}", timeout=deadline,
-            providers=providers,
+            original, staged, feeds, common, expected=load_expected(files.expected, original),
+            reference=f"expected outputs {Path(files.expected).name}",
         )  # fmt: skip
     if files.save_outputs is not None:
         # Against the reference; against the framework's outputs when only those ran.

@@ -1,7 +1,7 @@
 """Float32's noise floor: how far float32 arithmetic alone may move each output.
 
 An output that fails its tolerance while the model computes in float32 is judged
-again against the model run in float64 (`validate.upcast`). How far a float32
+again against the model run in float64 (`precision.upcast`). How far a float32
 computation may land from that depends on the computation, not on a fixed multiple
 of anything: a product of ordinary values stays within a few units of roundoff,
 while a DFT's bin is off by roundoff times the whole signal's size, and a log of a
@@ -33,7 +33,7 @@ import numpy as np
 import onnx
 from onnx.reference import ReferenceEvaluator
 
-from .reference import evaluator, quietly
+from ..reference import evaluator, quietly
 
 RUNS = 3
 """Perturbed runs per judgement: each is one float64 reference run."""

@@ -4,8 +4,8 @@ import numpy as np
 from helpers import init, make_model, vi
 from onnx import helper
 
-from onnx_decomplex import noise
 from onnx_decomplex.reference import evaluator
+from onnx_decomplex.validate import noise
 
 EPS = float(np.finfo(np.float32).eps)
 
