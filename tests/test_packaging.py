@@ -71,3 +71,15 @@ def test_make_help_lists_every_target():
     # A bare `make` is `make help`: it installs nothing.
     bare = subprocess.run(["make", "-s"], cwd=ROOT, capture_output=True, text=True)
     assert bare.stdout == run.stdout
+
+
+def test_every_package_folder_is_installed():
+    """setuptools installs the packages pyproject lists, no others: a folder left out
+    is missing from a wheel, though an editable install still finds it."""
+    text = (ROOT / "pyproject.toml").read_text()
+    listed = set(
+        re.findall(r'"(onnx_decomplex[\w.]*)"', text.split("packages = [")[1].split("]")[0])
+    )
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "onnx_decomplex").rglob("__init__.py")}  # fmt: skip
+    assert "onnx_decomplex.cli" in listed and found <= listed, sorted(found - listed)
