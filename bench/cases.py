@@ -331,21 +331,29 @@ def _doubled_matmul(rows, k, m, weight) -> onnx.ModelProto:
                   [_vi("y", F32, [rows, 2 * m])], [_init("w", big.reshape(2 * k, 2 * m))])  # fmt: skip
 
 
-def matmul_constant(rng, rows=256, k=1024, m=1024) -> Case:
+def matmul_constant(rng, rows=256, k=1024, m=1024, target="onnx", goal=0.6) -> Case:
+    """x W, W a constant complex weight; on the onnxruntime target, by the regime of x's
+    row count (stacked rows or three products)."""
     x, w = _crandn(rng, (rows, k)), _crandn(rng, (k, m)) / np.float32(np.sqrt(k))
     feeds = {"x": _pack(x)}
     model = _model([_n("MatMul", ["x", "w"], ["y"])], [_vi("x", C64, [rows, k])],
                    [_vi("y", C64, [rows, m])], [_init("w", w)])  # fmt: skip
     doubled = _doubled_matmul(rows, k, m, w)
     x2 = feeds["x"].reshape(rows, 2 * k)
+    name = (
+        "matmul_constant_1024"
+        if target == "onnx"
+        else f"matmul_constant_1024_rows{rows}_{target}_target"
+    )
     return Case(
-        "matmul_constant_1024",
+        name,
         model,
         feeds,
         [
-            Baseline("four MatMuls", _four_matmul(rows, k, m, w), feeds, goal=0.6),
+            Baseline("four MatMuls", _four_matmul(rows, k, m, w), feeds, goal=goal),
             Baseline("real MatMul, doubled", doubled, {"x": x2}, goal=1.2),
         ],
+        target=target,
     )
 
 
@@ -442,6 +450,8 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
             rope_symbolic_seq(rng, s=64, h=4, d=32),
             elementwise_mul(rng, n=4096), chain10(rng, n=4096), elementwise_div(rng, n=4096),
             matmul_constant(rng, rows=8, k=32, m=32), matmul_runtime(rng, rows=8, k=32, m=32),
+            matmul_constant(rng, rows=1, k=32, m=32, target="onnxruntime"),
+            matmul_constant(rng, rows=8, k=32, m=32, target="onnxruntime", goal=0.8),
             matmul_runtime(rng, rows=8, k=32, m=32, strategy="four"),
             elementwise_mul(rng, n=4096, strategy="gauss"), fnet(rng, b=2, s=8, d=16),
             fnet(rng, b=2, s=8, d=16, target="tensorrt"),
@@ -452,6 +462,8 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         rope_symbolic_seq(rng), elementwise_mul(rng),
         chain10(rng), elementwise_div(rng),
         matmul_constant(rng), matmul_runtime(rng, strategy="gauss"),
+        matmul_constant(rng, rows=1, target="onnxruntime"),
+        matmul_constant(rng, rows=64, target="onnxruntime", goal=0.8),
         matmul_runtime(rng, strategy="four"), elementwise_mul(rng, strategy="gauss"),
         fnet(rng), fnet(rng, target="tensorrt"), fnet(rng, target="onnxruntime"),
         spectral_filter(rng),

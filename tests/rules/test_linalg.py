@@ -64,6 +64,27 @@ def test_matmul_constant_weight_is_one_block_matmul(opset, cdtype, a_shape, w_sh
     assert_rewrites(m, ops=BLOCK if len(w_shape) > 1 else Ops(Reshape=1, MatMul=1))
 
 
+@pytest.mark.parametrize("a_shape", [(1, 6), (2, 6), (2, 1, 6)])
+def test_matmul_constant_weight_for_few_rows_reads_it_once(opset, cdtype, a_shape):
+    """onnxruntime's target, up to two rows: [zr; zi] [Wr | Wi], one MatMul, its four
+    blocks split out (three Splits) and combined."""
+    m = single("MatMul", cdtype, opset, shape=a_shape, inputs=["a", "w"],
+               inits=[init("w", crandn(RNG, (6, 5), cdtype))])  # fmt: skip
+    stacked = UNPACK + Ops(Concat=1, MatMul=1, Split=3, Sub=1, Add=1) + PACK
+    assert_rewrites(m, ops=stacked, target="onnxruntime")
+
+
+@pytest.mark.parametrize("a_shape", [(3, 6), (2, 4, 6), ("n", 6)])
+def test_matmul_constant_weight_for_many_rows_takes_three_products(opset, cdtype, a_shape):
+    """onnxruntime's target, more than two rows or a row count that is not static: the 3M
+    method, Wr + Wi made in numpy."""
+    m = single("MatMul", cdtype, opset, shape=a_shape, inputs=["a", "w"],
+               inits=[init("w", crandn(RNG, (6, 5), cdtype))])  # fmt: skip
+    ops = UNPACK + _gauss("MatMul", w_constant=True) + PACK
+    shapes = {"a": (7, 6)} if "n" in a_shape else None
+    assert_rewrites(m, ops=ops, target="onnxruntime", input_shapes=shapes)
+
+
 def test_matmul_constant_on_the_left(cdtype):
     m = single("MatMul", cdtype, shape=(3, 2), inputs=["w", "a"],
                inits=[init("w", crandn(RNG, (4, 3), cdtype))])  # fmt: skip
