@@ -1028,4 +1028,6 @@ def cases(draw, max_steps: int = 8) -> Case:
         options["mul_strategy"] = strategy
     if draw(st.integers(0, 7)) == 7:
         options["target_opset"] = 23
+    if draw(st.integers(0, 3)) == 3:  # onnxruntime's own forms: contrib nodes, MatMul by regime
+        options["target"] = "onnxruntime"
     return Case(model, dict(b.feeds), b.depth(), b.float32_math, options)
