@@ -22,7 +22,17 @@ from ..validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult
 
 @dataclass(frozen=True)
 class Files:
-    """The files a run on one model reads and writes besides IN and OUT."""
+    """The files a run on one model reads and writes besides IN and OUT.
+
+    The framework's outputs (`expected`, computed on `inputs`) are compared with the
+    rewrite even when the model held nothing to rewrite, since an export can be valid
+    and still compute something else. `normalized` receives the native-complex model the
+    rewrite was checked against (see `normalize`). `save_inputs` receives the inputs
+    validation used (an `inputs` file for a replay) as soon as they are made, and
+    `save_outputs` the outputs it compared (see `validate.replay_outputs`), whether the
+    comparison passes or not; both are written whole or not at all, and never over a file
+    the run reads.
+    """
 
     inputs: Path | None = option(
         None,
