@@ -125,7 +125,8 @@ class State:
         source: The model as given (as read, for a file run), before any pass.
         native: The model the rewrite must match: `source` read as it means
             (normalized, upgraded, its complex functions inlined).
-        had_external: The input keeps tensor data in files of its own.
+        data_files: The files the input keeps tensor data in, by location (relative to
+            its folder), as its read found them (`load.read_model`).
         defaults: Graph inputs' default values, set aside while no rule may fold them.
         opset: The default-domain opset of `native`.
         graph: `native` in onnx-graphsurgeon, from analysis to tidying; from
@@ -153,7 +154,7 @@ class State:
     external_dir: Path | None = None
     source: onnx.ModelProto | None = None
     native: onnx.ModelProto | None = None
-    had_external: bool = False
+    data_files: tuple[str, ...] = ()
     defaults: list[onnx.TensorProto] = field(default_factory=list)
     opset: int = 0
     graph: gs.Graph | None = None
@@ -171,6 +172,11 @@ class State:
     @property
     def target(self) -> str:
         return self.options.target.target
+
+    @property
+    def had_external(self) -> bool:
+        """Whether the input keeps tensor data in files of its own."""
+        return bool(self.data_files)
 
     @property
     def may_point(self) -> bool:
