@@ -183,19 +183,29 @@ def check_paths(paths: Paths, reporting: ReportOptions) -> None:
     paths.check()
 
 
-def _paths(src: Path, dst: Path, models: list[Path], shard: zoo.Shard | None) -> Paths:
-    """What a folder run reads: the files of every model, in every shard, so that each
-    shard refuses the same paths; and what it writes: its own models' outputs."""
-    paths = Paths()
-    for path, what in zoo.input_files(models):
-        paths.read(path, what)
+def _paths(
+    src: Path, dst: Path, models: list[Path], shard: zoo.Shard | None, reporting: ReportOptions
+) -> Paths:
+    """What a folder run reads: the files of the models of every shard, since a shard's
+    outputs and reports may land in the folder of another shard's model; and what it
+    writes: its own models' outputs (`check_paths` adds the reports)."""
+    outputs = []
     for model in models:
         rel = model.relative_to(src)
         if shard is not None and not shard.holds(rel.as_posix()):
             continue
         out = dst / rel
-        paths.write(out, f"output of {model}")
-        paths.write(data_file(out), f"data file of the output of {model}")
+        outputs.append((out, f"output of {model}"))
+        outputs.append((data_file(out), f"data file of the output of {model}"))
+    reports = [reporting.report, reporting.junit]
+    if reporting.update_baseline:
+        reports.append(reporting.baseline)
+    written = [path for path, _ in outputs] + [path for path in reports if path is not None]
+    paths = Paths()
+    for path, what in zoo.input_files(models, written):
+        paths.read(path, what)
+    for path, what in outputs:
+        paths.write(path, what)
     return paths
 
 
@@ -319,7 +329,7 @@ def run_folder_mode(
         )
     if not models:
         raise DecomplexError("no .onnx files found", file=str(src))
-    check_paths(_paths(src, dst, models, shard), reporting)
+    check_paths(_paths(src, dst, models, shard, reporting), reporting)
     old = read_baseline(reporting, shard)
     records, seconds = _run(console, src, dst, options, jobs, shard)
     print_table(console, records, seconds, f"shard {shard}, " if shard else "")

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -26,7 +27,7 @@ from onnx_decomplex.options import (
     TargetOptions,
     ValidateOptions,
 )
-from onnx_decomplex.pipeline import Files, check_tensorrt, convert_file
+from onnx_decomplex.pipeline import FileResult, Files, check_tensorrt, convert_file
 from onnx_decomplex.shapes import SYNTAX
 from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
 
@@ -35,6 +36,9 @@ from .exits import EXIT_ERROR, EXIT_VALIDATION, exit_with
 from .groups import GroupedCommand, build, option, options_of
 from .inputs import check_validation_options, with_siblings
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
+
+if TYPE_CHECKING:
+    from onnx_decomplex.zoo import Shard
 
 EXITS_AFTER = "exits_after"
 """`main`'s context key, set by `run`: the process ends when `main` returns."""
@@ -165,15 +169,7 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
     engine = _engine_options(build(EngineOptions, values))
     plan = engine and engine.plan
     files, reporting = build(Files, values), build(ReportOptions, values)
-    try:
-        options = Options(
-            rewrite=build(RewriteOptions, values),
-            target=build(TargetOptions, values),
-            validate=build(ValidateOptions, values),
-            output=build(OutputOptions, values),
-        )
-    except OptionError as e:
-        raise click.UsageError(str(e)) from None
+    options = _options(values)
     if check_tensorrt:
         if dst is not None or plan is not None:
             raise click.UsageError("--check-tensorrt writes nothing: give IN only")
@@ -181,52 +177,106 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
     if dst is None:
         raise click.UsageError("missing argument 'OUT'")
     check_validation_options(options.validate, files)
-    try:
-        if options.validate.validate:
-            import_onnxruntime()  # before any work: a missing runtime is one line
-        providers = params.providers(options.validate.providers)
-    except DecomplexError as e:
-        exit_with(e)
-    options = options.replace(providers=providers)
+    options = _with_providers(options)
     if src.is_dir():
-        if plan is not None:
-            raise click.UsageError("--build-engine is for one model, not a folder")
-        if files.inputs or files.expected:
-            raise click.UsageError(
-                "--load-inputs and --expected-outputs are for one model; in folder mode, put "
-                "NAME.npz and NAME.expected.npz beside NAME.onnx"
-            )
-        if files.normalized or files.save_inputs or files.save_outputs:
-            raise click.UsageError(
-                "--save-normalized, --save-inputs and --save-outputs are for one model, not a "
-                "folder"
-            )
-        if reporting.update_baseline and reporting.baseline is None:
-            raise click.UsageError("--update-baseline needs --baseline PATH")
-        from .folder import run_folder_mode  # its modules load for folder runs only
-
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
-        try:
-            status = run_folder_mode(
-                console, err, src, dst, options, jobs=jobs, shard=shard, reporting=reporting
-            )
-        except DecomplexError as e:
-            exit_with(e)
-        sys.exit(status)
+        _check_folder_usage(plan, files, reporting)
+        sys.exit(_run_folder(console, src, dst, options, jobs, shard, reporting))
     given = [*(["--jobs"] if jobs != 1 else []), *(["--shard"] if shard else []),
              *reporting.changed()]  # fmt: skip
     if given:
         raise click.UsageError(f"{', '.join(given)}: only when IN is a folder")
     if options.validate.validate:
         files = with_siblings(console, src, files, options.validate.input_shapes)
+    result = _convert(src, dst, options, files, engine, quiet)
+    _print_result(console, src, result, files, verbose)
+    if not result.ok:
+        _exit_failed(src, dst, result, plan)
+    if not quiet:
+        also = [str(p) for p in (files.normalized, result.engine and plan, *result.saved) if p]
+        click.echo(f"wrote {dst}" + "".join(f" and {p}" for p in also))
+
+
+def _options(values: dict) -> Options:
+    """The run's options, by concern; a value that does not fit is bad usage."""
+    try:
+        return Options(
+            rewrite=build(RewriteOptions, values),
+            target=build(TargetOptions, values),
+            validate=build(ValidateOptions, values),
+            output=build(OutputOptions, values),
+        )
+    except OptionError as e:
+        raise click.UsageError(str(e)) from None
+
+
+def _with_providers(options: Options) -> Options:
+    """`options` with --providers resolved to full names; with validation, onnxruntime
+    imported before any work, so that a missing runtime is one line."""
+    try:
+        if options.validate.validate:
+            import_onnxruntime()
+        providers = params.providers(options.validate.providers)
+    except DecomplexError as e:
+        exit_with(e)
+    return options.replace(providers=providers)
+
+
+def _check_folder_usage(plan: Path | None, files: Files, reporting: ReportOptions) -> None:
+    """Refuses what is for one model only, and --update-baseline without a baseline."""
+    if plan is not None:
+        raise click.UsageError("--build-engine is for one model, not a folder")
+    if files.inputs or files.expected:
+        raise click.UsageError(
+            "--load-inputs and --expected-outputs are for one model; in folder mode, put "
+            "NAME.npz and NAME.expected.npz beside NAME.onnx"
+        )
+    if files.normalized or files.save_inputs or files.save_outputs:
+        raise click.UsageError(
+            "--save-normalized, --save-inputs and --save-outputs are for one model, not a folder"
+        )
+    if reporting.update_baseline and reporting.baseline is None:
+        raise click.UsageError("--update-baseline needs --baseline PATH")
+
+
+def _run_folder(
+    console: Console,
+    src: Path,
+    dst: Path,
+    options: Options,
+    jobs: int,
+    shard: Shard | None,
+    reporting: ReportOptions,
+) -> int:
+    """Folder mode; its exit status."""
+    from .folder import run_folder_mode  # its modules load for folder runs only
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        return run_folder_mode(
+            console, err, src, dst, options, jobs=jobs, shard=shard, reporting=reporting
+        )
+    except DecomplexError as e:
+        exit_with(e)
+
+
+def _convert(
+    src: Path, dst: Path, options: Options, files: Files, engine: EngineOptions | None, quiet: bool
+) -> FileResult:
+    """One model's conversion, with a bar as its weights are copied; its result."""
     err = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
     if (click.get_current_context().obj or {}).get(EXITS_AFTER):
         gc.disable()  # the process's end frees what the run leaves (see `run`)
     try:
         with weights_progress(err) as progress:
-            result = convert_file(src, dst, options, files=files, engine=engine, progress=progress)
+            return convert_file(src, dst, options, files=files, engine=engine, progress=progress)
     except DecomplexError as e:
         exit_with(e)
+
+
+def _print_result(
+    console: Console, src: Path, result: FileResult, files: Files, verbose: bool
+) -> None:
+    """The warnings, the summary, the lint, the comparisons and the engine."""
     for line in result.report.warnings:
         click.echo(f"warning: {src}: {line}", err=True)
     print_summary(console, result, verbose)
@@ -239,21 +289,22 @@ def main(src, dst, check_tensorrt, jobs, shard, quiet, verbose, **values):
     if unsaved:
         click.echo(f"warning: {src}: validation did not run: {' and '.join(unsaved)} not "
                    "written", err=True)  # fmt: skip
-    if not result.ok:
-        failed = [f"{o.name} (against {v.reference})" for v in result.validations
-                  for o in v.outputs if not o.passed]  # fmt: skip
-        no_engine = "; no engine was built" if plan is not None and result.engine is None else ""
-        saved = " and ".join(map(str, result.saved))
-        written = f"nothing but {saved} was written" if saved else "nothing was written"
-        click.echo(
-            f"error: {src}: validation failed for {', '.join(failed)}; {written} "
-            f"(--no-validate writes {dst} unchecked){no_engine}",
-            err=True,
-        )
-        sys.exit(EXIT_VALIDATION)
-    if not quiet:
-        also = [str(p) for p in (files.normalized, result.engine and plan, *result.saved) if p]
-        click.echo(f"wrote {dst}" + "".join(f" and {p}" for p in also))
+
+
+def _exit_failed(src: Path, dst: Path, result: FileResult, plan: Path | None) -> None:
+    """The one line a failed validation ends with: which outputs failed, what was
+    written; exit status 3."""
+    failed = [f"{o.name} (against {v.reference})" for v in result.validations
+              for o in v.outputs if not o.passed]  # fmt: skip
+    no_engine = "; no engine was built" if plan is not None and result.engine is None else ""
+    saved = " and ".join(map(str, result.saved))
+    written = f"nothing but {saved} was written" if saved else "nothing was written"
+    click.echo(
+        f"error: {src}: validation failed for {', '.join(failed)}; {written} "
+        f"(--no-validate writes {dst} unchecked){no_engine}",
+        err=True,
+    )
+    sys.exit(EXIT_VALIDATION)
 
 
 def _engine_options(engine: EngineOptions) -> EngineOptions | None:

@@ -150,6 +150,20 @@ def analyze(
     opset = graph.opset if opset is None else opset
     a = Analysis()
     a.complex.update(outer or {})
+    _sources(a, graph, input_kinds, tensors)
+    for node in graph.nodes:
+        _visit(a, node, opset)
+    return a
+
+
+def _sources(
+    a: Analysis,
+    graph: gs.Graph,
+    input_kinds: list[np.dtype | None] | None,
+    tensors: dict[str, gs.Tensor] | None,
+) -> None:
+    """The complex values `graph` starts from: its inputs (of `input_kinds`, for a
+    subgraph) and its constants."""
     given = input_kinds if input_kinds is not None else [None] * len(graph.inputs)
     for t, kind in zip(graph.inputs, given, strict=True):
         if input_kinds is not None:
@@ -165,59 +179,70 @@ def analyze(
             a.complex[name] = np.dtype(t.dtype)
             a.initializers.append(name)
 
-    for node in graph.nodes:
-        kinds = [a.complex.get(t.name) if t.name else None for t in node.inputs]
-        first = next((i for i, k in enumerate(kinds) if k is not None), None)
-        r = registry.get(node.op, node.domain or "")
-        why = None
-        if r is None:
-            why = refused.reason(node.op) if first is not None else None
-        elif first is not None:
-            why = r.refuse(node, kinds, opset)
-        if why is not None:
-            src = node.inputs[first].name
-            a.unsupported.append(
-                Unsupported(node.name, node.op, src, str(kinds[first]), why, a.path(src))
-            )
-            # Keep going as if the outputs were complex, so that every node
-            # downstream that could not take them is reported too.
-            for out in node.outputs:
-                a.complex[out.name] = kinds[first]
-                a.came_from[out.name] = (node.name, src)
-            continue
-        if r is not None and node.op in ("If", "Loop", "Scan"):
-            found = _subgraphs(node, a, kinds, opset)
-            if found is None:
-                continue
-            if found:
-                a.unsupported.extend(found)
-            else:
-                a.nodes.append(node)
-            continue
-        if r is None:
-            made = None
-            if not _typed_like_inputs(node):
-                made = next((t for t in node.outputs if _is_complex_tensor(t)), None)
-            if made is not None:
-                # A complex value from an op with no rule: its labels are all there is
-                # to go on, and they are enough to refuse it.
-                a.unsupported.append(
-                    Unsupported(node.name, node.op, made.name, str(np.dtype(made.dtype)),
-                                refused.reason(node.op), role="output")
-                )  # fmt: skip
-            a.unsupported.extend(_subgraph_unsupported(node, a.complex))
-            continue
-        outs = r.infer(node, kinds)
-        if first is None and not any(d is not None for d in outs):
-            continue
-        a.nodes.append(node)
-        for out, dtype in zip(node.outputs, outs, strict=True):
-            if dtype is not None:
-                a.complex[out.name] = np.dtype(dtype)
-                if first is not None:
-                    a.came_from[out.name] = (node.name, node.inputs[first].name)
-                if node.op == "Constant":
-                    a.constants.append(out.name)
-                elif node.op == "Cast" and not any(kinds):
-                    a.casts.append(out.name)
-    return a
+
+def _visit(a: Analysis, node: gs.Node, opset: int) -> None:
+    """One node: refused, analyzed with its bodies, or carried through by its rule."""
+    kinds = [a.complex.get(t.name) if t.name else None for t in node.inputs]
+    first = next((i for i, k in enumerate(kinds) if k is not None), None)
+    r = registry.get(node.op, node.domain or "")
+    why = None
+    if r is None:
+        why = refused.reason(node.op) if first is not None else None
+    elif first is not None:
+        why = r.refuse(node, kinds, opset)
+    if why is not None:
+        _refuse(a, node, kinds, first, why)
+    elif r is not None and node.op in ("If", "Loop", "Scan"):
+        found = _subgraphs(node, a, kinds, opset)
+        if found:
+            a.unsupported.extend(found)
+        elif found is not None:
+            a.nodes.append(node)
+    elif r is None:
+        _no_rule(a, node)
+    else:
+        _infer(a, node, r.infer(node, kinds), kinds, first)
+
+
+def _refuse(a: Analysis, node: gs.Node, kinds: list, first: int, why: str) -> None:
+    """A refused node, recorded with the complex value (its `first`) that reaches it."""
+    src = node.inputs[first].name
+    a.unsupported.append(Unsupported(node.name, node.op, src, str(kinds[first]), why, a.path(src)))
+    # Keep going as if the outputs were complex, so that every node
+    # downstream that could not take them is reported too.
+    for out in node.outputs:
+        a.complex[out.name] = kinds[first]
+        a.came_from[out.name] = (node.name, src)
+
+
+def _no_rule(a: Analysis, node: gs.Node) -> None:
+    """A node no rule takes, and no complex input reaches: refused still where it
+    makes a complex value, or holds one in a subgraph."""
+    made = None
+    if not _typed_like_inputs(node):
+        made = next((t for t in node.outputs if _is_complex_tensor(t)), None)
+    if made is not None:
+        # A complex value from an op with no rule: its labels are all there is
+        # to go on, and they are enough to refuse it.
+        a.unsupported.append(
+            Unsupported(node.name, node.op, made.name, str(np.dtype(made.dtype)),
+                        refused.reason(node.op), role="output")
+        )  # fmt: skip
+    a.unsupported.extend(_subgraph_unsupported(node, a.complex))
+
+
+def _infer(a: Analysis, node: gs.Node, outs: list, kinds: list, first: int | None) -> None:
+    """The kinds of a node's outputs (`outs`, from its rule) recorded; the node is one
+    to rewrite when it takes or makes a complex value."""
+    if first is None and not any(d is not None for d in outs):
+        return
+    a.nodes.append(node)
+    for out, dtype in zip(node.outputs, outs, strict=True):
+        if dtype is not None:
+            a.complex[out.name] = np.dtype(dtype)
+            if first is not None:
+                a.came_from[out.name] = (node.name, node.inputs[first].name)
+            if node.op == "Constant":
+                a.constants.append(out.name)
+            elif node.op == "Cast" and not any(kinds):
+                a.casts.append(out.name)

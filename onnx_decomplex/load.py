@@ -81,6 +81,17 @@ def holds_external(model: onnx.ModelProto) -> bool:
     return any(uses_external_data(t) for t in graph_tensors(model.graph))
 
 
+def data_files(model: onnx.ModelProto) -> tuple[str, ...]:
+    """The files its external tensors' data lives in, by location (relative to the
+    model's folder, as the model names them), sorted, each once. For a model read
+    without its external data: a read loads some."""
+    return _locations(external_tensors(model))
+
+
+def _locations(external: list[TensorProto]) -> tuple[str, ...]:
+    return tuple(sorted({_external_entry(t, "location") or "" for t in external}))
+
+
 def _external_entry(t: TensorProto, key: str) -> str | None:
     """The last value of `key` among the tensor's external data entries, as onnx reads it."""
     found = None
@@ -149,6 +160,23 @@ def _check_external(external: list[TensorProto], path: Path) -> None:
                 f"external data file '{location}' is too short: needs "
                 f"{offset + (length or 0)} bytes, has {size}",
                 file=str(path),
+                tensor=t.name,
+            )
+
+
+def _check_inside(external: list[TensorProto], path: Path) -> None:
+    """Each data file of the model at `path` is a file inside its folder, not a link, as
+    onnx reads them: folder mode counts on it (`zoo.input_files`). Where onnx checks,
+    it refuses first; a check of its own holds where it does not (a data file left on
+    disk beside a model with TensorFlow's ops, which the checker sees in memory)."""
+    base = path.parent.resolve()
+    for t in external:
+        location = _external_entry(t, "location") or ""
+        data = path.parent / location
+        if data.is_symlink() or not data.resolve().is_relative_to(base):
+            raise LoadError(
+                f"external data file '{location}' is a link, or lies outside the model's "
+                "folder: onnx reads neither",
                 tensor=t.name,
             )
 
@@ -397,7 +425,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     return read_model(path)[0]
 
 
-def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto, bool]:
+def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto, tuple[str, ...]]:
     """Reads an ONNX model and its external data.
 
     Args:
@@ -410,7 +438,8 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
 
     Returns:
         The model, with its external data loaded (or, with `stream`, the part of
-        it described above), and whether it had any: a model stored that way is
+        it described above), and the files that data was in (`data_files`, as the
+        file names them; empty for a model without): a model stored that way is
         written back that way.
 
     Raises:
@@ -420,6 +449,36 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
             names the file and, where it applies, the node and tensor.
     """
     path = Path(path)
+    model = _parse(path)
+    graphs = list(graphs_in(model.graph))
+    tensors = list(_tensors_in(model.graph))
+    try:
+        _check_sound(model, graphs, tensors)
+        external = [t for _, t in tensors if uses_external_data(t)]
+        _check_external(external, path)
+    except LoadError as e:
+        raise e.at_file(str(path)) from None
+    locations = _locations(external)  # before the load below takes some of them in
+    _load_external(external, tensors, path, stream)
+    try:
+        # Tensors still on disk are checked where they are, beside the file.
+        on_disk = any(uses_external_data(t) for t in external)
+        raw = _with_tensorflow_ops_aside(model, graphs)
+        onnx.checker.check_model(raw or (str(path) if on_disk else model))
+    except Exception as e:
+        raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
+    try:
+        _check_inside(external, path)
+        if any(n.op_type == "ConstantOfShape" for g in graphs for n in g.node):
+            _check_shapes(model.graph)
+        _densify(graphs)
+    except LoadError as e:
+        raise e.at_file(str(path)) from None
+    return model, locations
+
+
+def _parse(path: Path) -> onnx.ModelProto:
+    """The file's model, without its external data: the one parse of a read."""
     if not path.exists():
         raise LoadError("no such file", file=str(path))
     if path.is_dir():
@@ -433,14 +492,17 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
             "not an ONNX model, or truncated: it has no IR version or no graph outputs",
             file=str(path),
         )
-    graphs = list(graphs_in(model.graph))
-    tensors = list(_tensors_in(model.graph))
-    try:
-        _check_sound(model, graphs, tensors)
-        external = [t for _, t in tensors if uses_external_data(t)]
-        _check_external(external, path)
-    except LoadError as e:
-        raise e.at_file(str(path)) from None
+    return model
+
+
+def _load_external(
+    external: list[TensorProto],
+    tensors: list[tuple[onnx.NodeProto | None, TensorProto]],
+    path: Path,
+    stream: bool,
+) -> None:
+    """Loads the `external` tensors' data from beside `path`; with `stream`, only the
+    small ones and those in node attributes (`tensors`, with the node that holds each)."""
     # Tensors in node attributes (a Constant's value) are read where they are used,
     # with no folder to find their files in: they are always loaded, from beside `path`.
     in_nodes = {id(t) for node, t in tensors if node is not None} if external else set()
@@ -454,17 +516,3 @@ def read_model(path: str | Path, stream: bool = False) -> tuple[onnx.ModelProto,
                     load_external_data_for_tensor(t, str(path.parent))
     except Exception as e:
         raise LoadError(f"cannot load external data: {e}", file=str(path)) from e
-    try:
-        # Tensors still on disk are checked where they are, beside the file.
-        on_disk = any(uses_external_data(t) for t in external)
-        raw = _with_tensorflow_ops_aside(model, graphs)
-        onnx.checker.check_model(raw or (str(path) if on_disk else model))
-    except Exception as e:
-        raise LoadError(f"not a valid ONNX model, or truncated: {e}", file=str(path)) from e
-    try:
-        if any(n.op_type == "ConstantOfShape" for g in graphs for n in g.node):
-            _check_shapes(model.graph)
-        _densify(graphs)
-    except LoadError as e:
-        raise e.at_file(str(path)) from None
-    return model, bool(external)

@@ -32,6 +32,23 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
     """
     if not reports:
         raise DecomplexError("no reports to merge")
+    by_index = _shards(reports)
+    records = _records(by_index)
+    head = by_index[1][1].data
+    data = report_json(
+        records,
+        models_dir=head.get("models_dir", ""),
+        options=head.get("options", {}),
+        seconds=max(r.data.get("wall_seconds", 0.0) for _, r in reports),
+        shard=None,
+        tool_version=head.get("tool_version", ""),
+    )
+    return Report(data, sorted(records, key=lambda r: r.path))
+
+
+def _shards(reports: list[tuple[Path, Report]]) -> dict[int, tuple[Path, Report]]:
+    """Each report by its shard's index, once each is known to be a shard of the
+    first one's run, and all N are there."""
     for path, report in reports:
         if report.shard is None:
             raise DecomplexError(
@@ -68,6 +85,12 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
         raise DecomplexError(
             f"no report of shard {', '.join(missing)}: merge the reports of all {count} shards"
         )
+    return by_index
+
+
+def _records(by_index: dict[int, tuple[Path, Report]]) -> list[ModelRecord]:
+    """The shards' records, in shard order, each model once and in the shard its path
+    hashes to."""
     seen: dict[str, Path] = {}
     records: list[ModelRecord] = []
     for index in sorted(by_index):
@@ -80,21 +103,13 @@ def merge_reports(reports: list[tuple[Path, Report]]) -> Report:
             if not report.shard.holds(record.path):
                 raise DecomplexError(
                     f"model '{record.path}' belongs to shard "
-                    f"{shard_of(record.path, count)}/{count}, not {report.shard}",
+                    f"{shard_of(record.path, report.shard.count)}/{report.shard.count}, "
+                    f"not {report.shard}",
                     file=str(path),
                 )
             seen[record.path] = path
             records.append(record)
-    head = by_index[1][1].data
-    data = report_json(
-        records,
-        models_dir=head.get("models_dir", ""),
-        options=head.get("options", {}),
-        seconds=max(r.data.get("wall_seconds", 0.0) for _, r in reports),
-        shard=None,
-        tool_version=head.get("tool_version", ""),
-    )
-    return Report(data, sorted(records, key=lambda r: r.path))
+    return records
 
 
 def _difference(value, other) -> str:

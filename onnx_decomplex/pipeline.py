@@ -225,36 +225,24 @@ def convert_file(
 ) -> FileResult:
     """The main job: load, rewrite, check, validate, build an engine, save atomically.
 
-    The input is never modified, and no file the run reads is written. Every file is
-    written under a temporary name beside its target, validated there, and renamed
-    into place only when the whole run passes: a run that fails, validation included,
-    leaves what was at OUT and every other path as it was (`result.written` is then
-    empty). A model with external data is streamed: its real weights the rewrite does
-    not read are copied from file to file, never loaded, unless validation needs them
-    (the reference evaluator runs in memory; saved outputs spare it).
+    The input is never modified, and no file the run reads is written. Every file is written
+    under a temporary name beside its target, validated there, and renamed into place only
+    when the whole run, validation included, passes: a failed run leaves OUT and every other
+    path as it was (`result.written` is then empty). A model with external data is streamed:
+    the real weights the rewrite does not read are copied from file to file, never loaded,
+    unless validation needs them (the reference runs in memory; saved outputs spare it).
 
-    Validation stops past `validate_timeout` seconds (0 or None: no limit) with a
-    `ValidationTimeout`. With `edge_values` (the default), random complex inputs
-    also hold the values where complex math breaks (`validate.EDGE_VALUES`).
-
-    `files.expected` holds the outputs of the framework that exported the model, by
-    output name, computed on the inputs of `files.inputs`: the rewrite is compared
-    with them too, even when the model held nothing to rewrite, since an export can
-    be valid and still compute something else. `files.normalized` receives the
-    native-complex model the rewrite was checked against (see `normalize`).
+    Validation runs the rewrite in onnxruntime with `providers` (full names, see
+    `validate.resolve_providers`; CPU when None) against the reference and the
+    framework's outputs (see `Files`), and stops past `validate_timeout` seconds (0 or
+    None: no limit) with a `ValidationTimeout`. With `edge_values` (the default), random
+    complex inputs also hold the values where complex math breaks (`validate.EDGE_VALUES`).
 
     With `engine`, the target is "tensorrt". The shape profile, then TensorRT and a
     GPU are checked before anything is rewritten (a bad profile is refused where
     TensorRT is missing too); the engine is built from the rewritten model once it
-    passes validation, and run on the same inputs. Validation inputs take the
-    profile's opt shapes unless `input_shapes` says otherwise.
-
-    Validation runs the rewrite in onnxruntime with `providers` (full names, see
-    `validate.resolve_providers`; CPU when None). `files.save_inputs` receives the
-    inputs validation used (complex arrays, by input name: an `inputs` file for a
-    replay) as soon as they are made, and `files.save_outputs` the outputs it
-    compared (see `validate.replay_outputs`), whether the comparison passes or not;
-    both are written whole or not at all, and never over a file the run reads.
+    passes validation, and run on the same inputs, which take the profile's opt shapes
+    unless `input_shapes` says otherwise.
 
     Args:
         src: The input model.

@@ -19,12 +19,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import onnx
-from onnx.external_data_helper import ExternalDataInfo
 
 from . import __version__
 from .contract import IORow
 from .errors import DecomplexError, UnsupportedError
-from .load import external_tensors
+from .load import data_files
 from .options import Options
 from .pipeline import Files, convert_file, siblings
 from .report import initializer_bytes, op_histogram
@@ -317,22 +316,36 @@ def _run_in_workers(tasks: list, jobs: int, runner, done: Callable[[ModelRecord]
         pending, jobs = left, 1
 
 
-def input_files(models: list[Path]) -> list[tuple[Path, str]]:
-    """What a folder run reads, by role: each model, its data files, and the saved
-    inputs and outputs beside it."""
+def input_files(models: list[Path], written: list[Path]) -> list[tuple[Path, str]]:
+    """What a folder run reads, by role: each model, the saved inputs and outputs beside
+    it, and its data files where a path the run writes (of `written`) lies in its folder.
+
+    A model's data files are read from inside its folder only (the read refuses any other,
+    as onnx does), so only there can the run write over one; only those models are read
+    here, ahead of their conversion: the others are read once, when they are converted.
+    """
+    holding = {folder for path in written for folder in _folders_of(path)}
     found = []
     for src in models:
         found.append((src, "input model"))
         saved, expected = siblings(src)
         found += [(path, f"{what} of {src}") for path, what in
                   ((saved, "saved inputs"), (expected, "expected outputs")) if path]  # fmt: skip
+        if src.parent.resolve() not in holding:
+            continue
         try:
             model = onnx.load(str(src), load_external_data=False)
         except Exception:  # not a model: its run will say so
             continue
-        for location in sorted({ExternalDataInfo(t).location for t in external_tensors(model)}):
+        for location in data_files(model):
             found.append((src.parent / location, f"data file of {src}"))
     return found
+
+
+def _folders_of(path: Path) -> list[Path]:
+    """The folders a path lies in, as it resolves (a folder's own path included)."""
+    resolved = path.resolve()
+    return [resolved, *resolved.parents]
 
 
 def summarize(records: list[ModelRecord]) -> dict:

@@ -1,6 +1,9 @@
+import collections
+import os
 import sys
 from pathlib import Path
 
+import onnx
 import pytest
 
 # helpers, and the scripts the tests exercise: the fixture generator and the bench.
@@ -32,3 +35,19 @@ def cdtype(request):
 @pytest.fixture
 def root():
     return ROOT
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """How many times each model file is parsed, by resolved path, from the fixture on:
+    every read of a model file goes through `onnx.load`."""
+    counts = collections.Counter()
+    real = onnx.load
+
+    def load(f, *args, **kwargs):
+        if isinstance(f, str | os.PathLike):
+            counts[Path(f).resolve()] += 1
+        return real(f, *args, **kwargs)
+
+    monkeypatch.setattr(onnx, "load", load)
+    return counts

@@ -49,9 +49,9 @@ def _digest(folder):
 
 
 def test_streamed_read_leaves_large_real_weights_on_disk(tmp_path):
-    model, had_external = read_model(_big_model(tmp_path), stream=True)
+    model, data_files = read_model(_big_model(tmp_path), stream=True)
     tensors = {t.name: t for t in model.graph.initializer}
-    assert had_external and STREAM_MIN_BYTES < SIDE * SIDE * 4
+    assert data_files == ("big.data",) and STREAM_MIN_BYTES < SIDE * SIDE * 4
     assert uses_external_data(tensors["w"])  # real, large: not loaded
     assert not uses_external_data(tensors["table"])  # complex: the rewrite needs it
 

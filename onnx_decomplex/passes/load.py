@@ -10,11 +10,11 @@ from .state import State
 
 
 def run(state: State, options: Options) -> State:
-    state.model, state.had_external = read_model(state.src, stream=True)
+    state.model, state.data_files = read_model(state.src, stream=True)
     state.source = state.model
     state.external_dir = state.src.parent
     if state.had_external and state.dst is not None:
-        paths.refuse(state, had_external=True)  # its data files are read too
+        paths.refuse(state)  # its data files are read too
         # Scratch space beside the output, removed with the run's other temporary files.
         state.streamed = Streamed(state.src.parent, lambda: state.transaction.folder(state.dst))
     return state

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import onnx
-from onnx.external_data_helper import ExternalDataInfo
-
 from ..errors import DecomplexError
 from ..files import Paths
-from ..load import external_tensors
 from ..options import Options
 from ..save import check_paths, data_file
 from .state import State
@@ -26,24 +22,20 @@ def run(state: State, options: Options) -> State:
             "expected outputs need the inputs they were computed on (--load-inputs)",
             file=str(files.expected),
         )
-    refuse(state, had_external=False)
+    refuse(state)
     for path in (files.save_inputs, files.save_outputs):
         if path is not None:
             check_paths(src, path)  # a folder, or in a folder that does not exist
     return state
 
 
-def refuse(state: State, had_external: bool) -> None:
-    """Refuses a path written that is one read (the input, its data files when it
-    `had_external` data, the saved inputs and outputs) or one written twice."""
+def refuse(state: State) -> None:
+    """Refuses a path written that is one read (the input, its data files once the load
+    has found them, the saved inputs and outputs) or one written twice."""
     src, files, engine = state.src, state.files, state.engine
     paths = Paths()
     paths.read(src, "input model")
-    locations = set()
-    if had_external:  # read as they were before the read loaded some: a small file
-        pointing = external_tensors(onnx.load(str(src), load_external_data=False))
-        locations = {ExternalDataInfo(t).location for t in pointing}
-    for location in sorted(locations):
+    for location in state.data_files:
         paths.read(src.parent / location, f"input's data file '{location}'")
     paths.read(files.inputs, "--load-inputs file")
     paths.read(files.expected, "--expected-outputs file")

@@ -22,7 +22,17 @@ from ..validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult
 
 @dataclass(frozen=True)
 class Files:
-    """The files a run on one model reads and writes besides IN and OUT."""
+    """The files a run on one model reads and writes besides IN and OUT.
+
+    The framework's outputs (`expected`, computed on `inputs`) are compared with the
+    rewrite even when the model held nothing to rewrite, since an export can be valid
+    and still compute something else. `normalized` receives the native-complex model the
+    rewrite was checked against (see `normalize`). `save_inputs` receives the inputs
+    validation used (an `inputs` file for a replay) as soon as they are made, and
+    `save_outputs` the outputs it compared (see `validate.replay_outputs`), whether the
+    comparison passes or not; both are written whole or not at all, and never over a file
+    the run reads.
+    """
 
     inputs: Path | None = option(
         None,
@@ -115,7 +125,8 @@ class State:
         source: The model as given (as read, for a file run), before any pass.
         native: The model the rewrite must match: `source` read as it means
             (normalized, upgraded, its complex functions inlined).
-        had_external: The input keeps tensor data in files of its own.
+        data_files: The files the input keeps tensor data in, by location (relative to
+            its folder), as its read found them (`load.read_model`).
         defaults: Graph inputs' default values, set aside while no rule may fold them.
         opset: The default-domain opset of `native`.
         graph: `native` in onnx-graphsurgeon, from analysis to tidying; from
@@ -143,7 +154,7 @@ class State:
     external_dir: Path | None = None
     source: onnx.ModelProto | None = None
     native: onnx.ModelProto | None = None
-    had_external: bool = False
+    data_files: tuple[str, ...] = ()
     defaults: list[onnx.TensorProto] = field(default_factory=list)
     opset: int = 0
     graph: gs.Graph | None = None
@@ -161,6 +172,11 @@ class State:
     @property
     def target(self) -> str:
         return self.options.target.target
+
+    @property
+    def had_external(self) -> bool:
+        """Whether the input keeps tensor data in files of its own."""
+        return bool(self.data_files)
 
     @property
     def may_point(self) -> bool:

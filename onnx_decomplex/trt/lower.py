@@ -101,10 +101,32 @@ def _scalar(e: Emitter, t: gs.Tensor, what: str) -> int:
     return int(value.reshape(()))
 
 
-def _dense_bytes(n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype):
-    cols = 1 if inverse and onesided else 2
-    cols *= length if inverse or not onesided else length // 2 + 1
-    return n_in * channels * cols * np.dtype(dtype).itemsize
+@dataclass(frozen=True)
+class _Transform:
+    """What a DFT's MatMul form is built from: the signal's length on the transform axis
+    (`n_in`), its parts (`channels`: 1 real, 2 (re, im)), the transform's `length`, its
+    direction and sides, and the signal's element type."""
+
+    n_in: int
+    channels: int
+    length: int
+    inverse: bool
+    onesided: bool
+    dtype: np.dtype
+
+    @property
+    def out_len(self) -> int:
+        return self.length // 2 + 1 if self.onesided and not self.inverse else self.length
+
+    @property
+    def out_channels(self) -> int:
+        """The one-sided inverse is real: (re) out."""
+        return 1 if self.inverse and self.onesided else 2
+
+    def dense_bytes(self) -> int:
+        """Bytes of the dense matrix M (`_dft_block`)."""
+        cols = self.out_channels * (self.length if self.inverse else self.out_len)
+        return self.n_in * self.channels * cols * np.dtype(self.dtype).itemsize
 
 
 def _factor(length: int) -> tuple[int, int] | None:
@@ -115,23 +137,21 @@ def _factor(length: int) -> tuple[int, int] | None:
     return None
 
 
-def _dft_block(
-    e: Emitter, n_in: int, channels: int, length: int, inverse: bool, onesided: bool, dtype
-) -> np.ndarray:
+def _dft_block(e: Emitter, t: _Transform) -> np.ndarray:
     """M with packed y = x @ M, for x's transform axis and (re[, im]) flattened together."""
-    nbytes = _dense_bytes(n_in, channels, length, inverse, onesided, dtype)
+    nbytes = t.dense_bytes()
     if nbytes > MAX_MATRIX_BYTES:
         raise _fail(
             e.node,
-            f"a transform of length {length} needs a {nbytes / 2**20:.1f} MiB DFT matrix, "
+            f"a transform of length {t.length} needs a {nbytes / 2**20:.1f} MiB DFT matrix, "
             f"over the {MAX_MATRIX_BYTES / 2**20:.1f} MiB limit",
         )
-    m = cmath.interleaved_block(cmath.dft_coefficients(n_in, length, inverse, onesided))
-    if channels == 1:
+    m = cmath.interleaved_block(cmath.dft_coefficients(t.n_in, t.length, t.inverse, t.onesided))
+    if t.channels == 1:
         m = m[0::2]  # a real signal has no imaginary rows
-    if inverse and onesided:
+    if t.inverse and t.onesided:
         m = m[:, 0::2]  # the one-sided inverse is real: (re) out, no imaginary column
-    return m.astype(dtype)
+    return m.astype(t.dtype)
 
 
 def _matmul_last_two(
@@ -151,6 +171,34 @@ def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     if x.shape is None:
         raise _fail(node, "the signal's rank is unknown", x)
     rank = len(x.shape)
+    axis = _dft_axis(e, node, rank)
+    t = _dft_transform(e, node, axis, lowered)
+    # The one-sided inverse reads half a spectrum: it has no four-step form here.
+    dense = t.inverse and t.onesided or t.dense_bytes() <= FACTORED_ABOVE_BYTES
+    factors = None if dense else _factor(t.length)
+
+    perm = None
+    if axis != rank - 2:
+        perm = [d for d in range(rank) if d not in (axis, rank - 1)] + [axis, rank - 1]
+        x = _op(e, "Transpose", [x], {"perm": perm})
+    inner = None if perm is None else gs.Variable(e.fresh("moved"))
+    if factors is not None:
+        res = _four_step(e, lowered, x, rank, t, factors, inner or y)
+        how = f"MatMuls of lengths {factors[0]} and {factors[1]} (four-step)"
+    else:
+        m = _dft_block(e, t)
+        out_shape = [t.out_len, t.out_channels]
+        res = _matmul_last_two(e, lowered, x, rank, t.n_in * t.channels, m, out_shape, inner or y)
+        how = f"MatMul by a {m.shape[0]}x{m.shape[1]} matrix"
+    if perm is not None:
+        _op(e, "Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
+    node.outputs.clear()
+    kind = "inverse " * t.inverse + "one-sided " * t.onesided
+    lowered.notes.append(f"{node.name}: {kind}DFT of length {t.length} on axis {axis} -> {how}")
+
+
+def _dft_axis(e: Emitter, node: gs.Node, rank: int) -> int:
+    """The transform axis, from 0: an input from opset 20, an attribute before."""
     if e.opset >= 20:
         given = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
         axis = -2 if given is None else _scalar(e, given, "the axis")
@@ -158,7 +206,13 @@ def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
         axis = int(node.attrs.get("axis", 1))
     axis %= rank
     if axis == rank - 1:
-        raise _fail(node, "the transform axis is the (re, im) axis", x)
+        raise _fail(node, "the transform axis is the (re, im) axis", node.inputs[0])
+    return axis
+
+
+def _dft_transform(e: Emitter, node: gs.Node, axis: int, lowered: Lowered) -> _Transform:
+    """The DFT's static facts, or a refusal saying which one is not static."""
+    x = node.inputs[0]
     n_in, channels = _static(x.shape[axis]), _static(x.shape[-1])
     if n_in is None or channels not in (1, 2):
         raise _fail(
@@ -178,63 +232,13 @@ def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
         raise _fail(node, f"transform length {length}", x)
     if lowered.max_length is not None and length > lowered.max_length:
         raise _fail(node, f"length {length}, past {lowered.max_length}, where the op is faster")
-    out_len = length // 2 + 1 if onesided and not inverse else length
-    out_channels = 1 if inverse and onesided else 2
     if x.dtype is None:
         raise _fail(node, "the signal's type is unknown", x)
-    dtype = x.dtype  # the moved signal below is a new tensor with no type recorded
-    dense = _dense_bytes(n_in, channels, length, inverse, onesided, dtype)
-    # The one-sided inverse reads half a spectrum: it has no four-step form here.
-    factors = None if inverse and onesided or dense <= FACTORED_ABOVE_BYTES else _factor(length)
-
-    perm = None
-    if axis != rank - 2:
-        perm = [d for d in range(rank) if d not in (axis, rank - 1)] + [axis, rank - 1]
-        x = _op(e, "Transpose", [x], {"perm": perm})
-    inner = None if perm is None else gs.Variable(e.fresh("moved"))
-    kind = "inverse " * inverse + "one-sided " * onesided
-    if factors is not None:
-        res = _four_step(
-            e,
-            lowered,
-            x,
-            rank,
-            n_in,
-            channels,
-            length,
-            factors,
-            inverse,
-            onesided,
-            dtype,
-            inner or y,
-        )
-        how = f"MatMuls of lengths {factors[0]} and {factors[1]} (four-step)"
-    else:
-        m = _dft_block(e, n_in, channels, length, inverse, onesided, dtype)
-        res = _matmul_last_two(
-            e, lowered, x, rank, n_in * channels, m, [out_len, out_channels], inner or y
-        )
-        how = f"MatMul by a {m.shape[0]}x{m.shape[1]} matrix"
-    if perm is not None:
-        _op(e, "Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
-    node.outputs.clear()
-    lowered.notes.append(f"{node.name}: {kind}DFT of length {length} on axis {axis} -> {how}")
+    # Taken now: the signal moved to axis -2 is a new tensor with no type recorded.
+    return _Transform(n_in, channels, length, inverse, onesided, x.dtype)
 
 
-def _four_step(
-    e: Emitter,
-    lowered: Lowered,
-    x,
-    rank,
-    n_in,
-    channels,
-    length,
-    factors,
-    inverse,
-    onesided,
-    dtype,
-    out,
-):
+def _four_step(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, factors, out):
     """DFT_L of x's axis -2 as DFT_L1, a twiddle, then DFT_L2 (Cooley-Tukey):
 
     with n = L2 n1 + n2 and k = k1 + L1 k2,
@@ -247,52 +251,52 @@ def _four_step(
     r = rank - 2
     keep, swap = [0] * r, [*range(r), r + 1, r, r + 2]  # swap the two axes before (re, im)
     axis = np.array([r], np.int64)
-    if n_in > length:  # the signal is cut to L
-        zero, end = np.array([0], np.int64), np.array([length], np.int64)
-        x = _op(e, "Slice", [x, zero, end, axis])
-    elif n_in < length:  # or zero-padded to it
-        pads = np.zeros(2 * rank, np.int64)
-        pads[rank + r] = length - n_in
-        x = _op(e, "Pad", [x, pads])
+    x = _to_length(e, x, rank, t)
 
     def shape(*dims):
         return np.array([*keep, *dims], np.int64)
 
-    first = cmath.interleaved_block(cmath.dft_coefficients(l1, l1, inverse)).astype(dtype)
-    if channels == 1:
-        first = first[0::2]
-    sign = 1 if inverse else -1
-    n2, k1 = np.arange(l2)[:, None], np.arange(l1)[None, :]
-    twiddle = np.exp(sign * 2j * np.pi * ((n2 * k1) % length) / length)  # T[n2, k1]
-    w2 = cmath.dft_coefficients(l2, l2, inverse)
-    second = np.stack([cmath.interleaved_block(twiddle[:, [k]] * w2) for k in range(l1)])
-    second = second.astype(dtype)
+    first, second = _four_step_matrices(t, l1, l2)
     lowered.matrix_bytes += first.nbytes + second.nbytes
-
-    t = _op(e, "Transpose", [_op(e, "Reshape", [x, shape(l1, l2, channels)])], {"perm": swap})
-    t = _op(
-        e,
-        "MatMul",
-        [
-            _op(e, "Reshape", [t, shape(l2, l1 * channels)]),
-            e.constant(np.ascontiguousarray(first), "dft_l1"),
-        ],
-    )
-    t = _op(e, "Transpose", [_op(e, "Reshape", [t, shape(l2, l1, 2)])], {"perm": swap})
-    t = _op(
-        e,
-        "MatMul",
-        [
-            _op(e, "Reshape", [t, shape(l1, 1, 2 * l2)]),
-            e.constant(np.ascontiguousarray(second), "dft_l2"),
-        ],
-    )
-    t = _op(e, "Transpose", [_op(e, "Reshape", [t, shape(l1, l2, 2)])], {"perm": swap})
-    if not onesided:
-        return _op(e, "Reshape", [t, shape(length, 2)], out=out)
-    full = _op(e, "Reshape", [t, shape(length, 2)])
-    bins = np.array([length // 2 + 1], np.int64)
+    step = _op(e, "Transpose", [_op(e, "Reshape", [x, shape(l1, l2, t.channels)])], {"perm": swap})
+    rows = _op(e, "Reshape", [step, shape(l2, l1 * t.channels)])
+    step = _op(e, "MatMul", [rows, e.constant(np.ascontiguousarray(first), "dft_l1")])
+    step = _op(e, "Transpose", [_op(e, "Reshape", [step, shape(l2, l1, 2)])], {"perm": swap})
+    rows = _op(e, "Reshape", [step, shape(l1, 1, 2 * l2)])
+    step = _op(e, "MatMul", [rows, e.constant(np.ascontiguousarray(second), "dft_l2")])
+    step = _op(e, "Transpose", [_op(e, "Reshape", [step, shape(l1, l2, 2)])], {"perm": swap})
+    if not t.onesided:
+        return _op(e, "Reshape", [step, shape(t.length, 2)], out=out)
+    full = _op(e, "Reshape", [step, shape(t.length, 2)])
+    bins = np.array([t.length // 2 + 1], np.int64)
     return _op(e, "Slice", [full, np.array([0], np.int64), bins, axis], out=out)
+
+
+def _to_length(e: Emitter, x, rank: int, t: _Transform):
+    """x's axis -2 cut to the transform's length, or zero-padded to it."""
+    r = rank - 2
+    if t.n_in > t.length:
+        zero, end = np.array([0], np.int64), np.array([t.length], np.int64)
+        return _op(e, "Slice", [x, zero, end, np.array([r], np.int64)])
+    if t.n_in < t.length:
+        pads = np.zeros(2 * rank, np.int64)
+        pads[rank + r] = t.length - t.n_in
+        return _op(e, "Pad", [x, pads])
+    return x
+
+
+def _four_step_matrices(t: _Transform, l1: int, l2: int) -> tuple[np.ndarray, np.ndarray]:
+    """The four-step form's matrices: DFT_L1's block, and DFT_L2's with the twiddle
+    T[n2, k1] = W_L^(n2 k1) folded in, one per k1."""
+    first = cmath.interleaved_block(cmath.dft_coefficients(l1, l1, t.inverse)).astype(t.dtype)
+    if t.channels == 1:
+        first = first[0::2]
+    sign = 1 if t.inverse else -1
+    n2, k1 = np.arange(l2)[:, None], np.arange(l1)[None, :]
+    twiddle = np.exp(sign * 2j * np.pi * ((n2 * k1) % t.length) / t.length)  # T[n2, k1]
+    w2 = cmath.dft_coefficients(l2, l2, t.inverse)
+    second = np.stack([cmath.interleaved_block(twiddle[:, [k]] * w2) for k in range(l1)])
+    return first, second.astype(t.dtype)
 
 
 @lowering("STFT")
@@ -336,7 +340,7 @@ def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
         pads = np.array([0, 0, 0, 0, index.max() + 1 - total, 0], np.int64)
         signal = _op(e, "Pad", [x, pads])
     gathered = _op(e, "Gather", [signal, index.astype(np.int64)], {"axis": 1})
-    m = _dft_block(e, width, channels, length, False, onesided, x.dtype)
+    m = _dft_block(e, _Transform(width, channels, length, False, onesided, x.dtype))
     if window is not None:
         # Rows of M are (sample, part): scaling row j by w_j windows the frame for free.
         m = m * np.repeat(window.astype(m.dtype), channels)[:, None]

@@ -179,8 +179,26 @@ def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
             or an input has a dynamic dim that no spec fixes (the message says which
             flags to add).
     """
-    given = {k: _parsed(specs.get(k)) for k in KINDS}
     inputs = {v.name: _declared(v) for v in _inputs(model)}
+    given = _given(specs, inputs)
+    profile = Profile(packed={n for n, (_, packed) in inputs.items() if packed})
+    symbols: dict[str, list[int]] = {}
+    for name, (dims, packed) in inputs.items():
+        shapes = _given_shapes(name, dims, packed, given)
+        if shapes is None:
+            continue
+        profile.shapes[name] = shapes
+        low, mid, high = shapes
+        for i, d in enumerate(dims):
+            if isinstance(d, str):
+                symbols.setdefault(d, [low[i], mid[i], high[i]])
+    _fill_from_symbols(profile, inputs, symbols)
+    return profile
+
+
+def _given(specs: dict[str, object], inputs: dict) -> dict[str, dict[str, Shape]]:
+    """The specs of each kind, parsed, each naming one of `inputs`."""
+    given = {k: _parsed(specs.get(k)) for k in KINDS}
     for kind, shapes in given.items():
         for name in shapes:
             if name not in inputs:
@@ -188,31 +206,40 @@ def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
                     f"--trt-{kind}-shapes names '{name}', which is not an input; "
                     f"inputs: {', '.join(inputs)}"
                 )
-    profile = Profile(packed={n for n, (_, packed) in inputs.items() if packed})
-    symbols: dict[str, list[int]] = {}
-    for name, (dims, packed) in inputs.items():
-        kinds = {k: _fit(name, given[k][name], dims, packed, f"--trt-{k}-shapes")
-                 for k in KINDS if name in given[k]}  # fmt: skip
-        if not kinds:
-            continue
-        if len(kinds) == 2:
-            missing = next(k for k in KINDS if k not in kinds)
-            raise OptionError(
-                f"'{name}' has two of min/opt/max shapes: add --trt-{missing}-shapes", tensor=name
-            )
-        low, mid, high = (kinds.get(k) or next(iter(kinds.values())) for k in KINDS)
-        for i, (a, b, c) in enumerate(zip(low, mid, high, strict=True)):
-            if not a <= b <= c:
-                raise OptionError(
-                    f"the profile gives dim {i} of '{name}' min {a}, opt {b}, max {c}: each "
-                    f"dim needs min <= opt <= max (shapes {low}, {mid}, {high})",
-                    tensor=name,
-                )
-        profile.shapes[name] = (low, mid, high)
-        for i, d in enumerate(dims):
-            if isinstance(d, str):
-                symbols.setdefault(d, [low[i], mid[i], high[i]])
+    return given
 
+
+def _given_shapes(
+    name: str, dims: list, packed: bool, given: dict[str, dict[str, Shape]]
+) -> tuple[Shape, Shape, Shape] | None:
+    """The input's (min, opt, max) from the specs that name it (one kind given stands
+    for all three), or None where none does."""
+    kinds = {k: _fit(name, given[k][name], dims, packed, f"--trt-{k}-shapes")
+             for k in KINDS if name in given[k]}  # fmt: skip
+    if not kinds:
+        return None
+    if len(kinds) == 2:
+        missing = next(k for k in KINDS if k not in kinds)
+        raise OptionError(
+            f"'{name}' has two of min/opt/max shapes: add --trt-{missing}-shapes", tensor=name
+        )
+    low, mid, high = (kinds.get(k) or next(iter(kinds.values())) for k in KINDS)
+    for i, (a, b, c) in enumerate(zip(low, mid, high, strict=True)):
+        if not a <= b <= c:
+            raise OptionError(
+                f"the profile gives dim {i} of '{name}' min {a}, opt {b}, max {c}: each "
+                f"dim needs min <= opt <= max (shapes {low}, {mid}, {high})",
+                tensor=name,
+            )
+    return low, mid, high
+
+
+def _fill_from_symbols(profile: Profile, inputs: dict, symbols: dict[str, list[int]]) -> None:
+    """Shapes for the dynamic inputs no spec names, from the dim names the specs fixed.
+
+    Raises:
+        OptionError: A dynamic dim that no spec fixes, naming the flags to add.
+    """
     missing = []
     for name, (dims, packed) in inputs.items():
         if name in profile.shapes or all(isinstance(d, int) for d in dims):
@@ -229,4 +256,3 @@ def build_profile(model: onnx.ModelProto, specs: dict[str, object]) -> Profile:
             f"--trt-opt-shapes and --trt-max-shapes for {', '.join(missing)} "
             "(or one of them, for a fixed shape)"
         )
-    return profile

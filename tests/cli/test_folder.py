@@ -158,6 +158,79 @@ def test_external_data_stays_beside_its_output(tmp_path):
     onnx.checker.check_model(str(written), full_check=True)
 
 
+def test_each_model_converted_is_parsed_once(tmp_path, parses):
+    """By its conversion only: no path the run writes lies in a model's folder, where alone
+    its data files can be, so none is read ahead for them (a failed model's record reads
+    its file again, for what it holds)."""
+    result, _, report = _run(tmp_path)
+    converted = [tmp_path / "models" / m["path"] for m in report["models"]
+                 if m["status"] != "error"]  # fmt: skip
+    assert len(converted) == 4
+    assert [parses[m.resolve()] for m in converted] == [1] * 4
+
+
+def _external(folder: Path, name: str, data: str) -> Path:
+    """A model whose weights are in `data`, beside it."""
+    rng = np.random.default_rng(1)
+    model = make_model([helper.make_node("Mul", ["x", "w"], ["y"])], [vi("x", np.complex64, [8])],
+                       [vi("y", np.complex64, [8])], [init("w", crandn(rng, (8,)))])  # fmt: skip
+    (folder / data).parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, folder / name, save_as_external_data=True, location=data, size_threshold=0)
+    return folder / name
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+def test_a_model_whose_folder_the_run_writes_in_has_its_data_files_read_first(tmp_path, parses):
+    """OUT is models/out: the output of a.onnx would write its data file over the one b.onnx
+    reads. b.onnx's folder holds OUT, so its data files are read before any work."""
+    models = tmp_path / "models"
+    a = _external(models, "a.onnx", "a.bin")
+    b = _external(models, "b.onnx", "out/a.onnx.data")
+    before = _files(tmp_path)
+    result = CliRunner().invoke(main, [str(models), str(models / "out")])
+    assert result.exit_code == 1
+    error = result.stderr.splitlines()[-1]
+    assert error == (f"error: {models / 'out' / 'a.onnx.data'}: the data file of the output of "
+                     f"{a} is the data file of {b}, which this run reads: it would be written "
+                     "over; give another path")  # fmt: skip
+    assert _files(tmp_path) == before
+    assert parses[b.resolve()] == 1 and parses[a.resolve()] == 1  # read ahead, not converted
+
+
+def test_a_report_over_a_data_file_is_refused(tmp_path):
+    """The report lies in sub/, the folder of a.onnx: its data files are read first."""
+    models = tmp_path / "models"
+    a = _external(models / "sub", "a.onnx", "a.bin")
+    before = _files(tmp_path)
+    result = CliRunner().invoke(main, [str(models), str(tmp_path / "out"), "--report",
+                                       str(models / "sub" / "a.bin")])  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: {models / 'sub' / 'a.bin'}: the --report file is the data "
+                             f"file of {a}, which this run reads: it would be written over; "
+                             "give another path\n")  # fmt: skip
+    assert _files(tmp_path) == before
+
+
+def test_a_bad_data_offset_is_its_models_error(tmp_path):
+    """The model's own run says what is wrong; the others run."""
+    models = tmp_path / "models"
+    bad = _external(models, "bad.onnx", "bad.bin")
+    _external(models, "good.onnx", "good.bin")
+    model = onnx.load(bad, load_external_data=False)
+    model.graph.initializer[0].external_data.add(key="offset", value="-5")
+    onnx.save(model, bad)
+    result = CliRunner().invoke(main, [str(models), str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"error {bad}: tensor 'w': external data offset '-5' is not a non-negative integer"
+    )
+    assert (tmp_path / "out" / "good.onnx").is_file()
+
+
 def test_jobs_give_the_same_report(tmp_path):
     _, _, one = _run(tmp_path, "--jobs", "1")
     _, _, two = _run(tmp_path, "--jobs", "2")
