@@ -64,7 +64,7 @@ class OutputError:
 
 @dataclass
 class ModelRecord:
-    """What happened to one model. Field names are the JSON report's (see README)."""
+    """What happened to one model. Field names are the JSON report's (see docs/report.md)."""
 
     path: str
     status: str
@@ -389,7 +389,7 @@ def report_json(
     shard: Shard | None,
     tool_version: str = __version__,
 ) -> dict:
-    """The JSON report (see README), made now, of `records` sorted by path."""
+    """The JSON report (see docs/report.md), made now, of `records` sorted by path."""
     records = sorted(records, key=lambda r: r.path)
     return {
         "schema_version": SCHEMA_VERSION,

@@ -45,10 +45,10 @@ def test_no_extra_pulls_in_a_second_runtime():
 
 
 def test_every_install_command_names_one_runtime():
-    """README and Makefile install the project with the cpu or the gpu extra, never
-    both; the TensorRT extra, which holds no runtime, goes beside one of them."""
+    """README, docs and Makefile install the project with the cpu or the gpu extra,
+    never both; the TensorRT extra, which holds no runtime, goes beside one of them."""
     found = []
-    for path in (ROOT / "README.md", ROOT / "Makefile"):
+    for path in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "Makefile"):
         for line in path.read_text().splitlines():
             for m in re.finditer(r"pip install[^`\n]*?(?:onnx-decomplex|\.)\[([a-z,]+)\]", line):
                 found.append((path.name, m.group(1)))

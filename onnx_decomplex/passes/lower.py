@@ -3,8 +3,8 @@
 - tensorrt: what TensorRT's parser lacks is lowered (DFT and STFT to MatMul, Compress
   to Gather), and float64 narrowed to float32 unless `keep_double`.
 - onnxruntime: a DFT of length up to `MATMUL_DFT_MAX_LENGTH` becomes a MatMul by a
-  DFT matrix, which onnxruntime's CPU runs faster than its own DFT there (README,
-  "Measured"); a longer one, or one whose length is not static, stays a DFT.
+  DFT matrix, which onnxruntime's CPU runs faster than its own DFT there
+  (docs/performance.md, "Measured"); a longer one, or one whose length is not static, stays a DFT.
 - onnx: nothing.
 """
 

@@ -365,7 +365,7 @@ def test_lowered_nodes_are_named_after_the_node_they_replace():
 
 @pytest.mark.parametrize("inverse", [0, 1])
 def test_the_onnxruntime_target_takes_the_matmul_dft(inverse):
-    """Faster than onnxruntime's own DFT at every length measured (see README)."""
+    """Faster than onnxruntime's own DFT at every length measured (see docs/performance.md)."""
     rng = np.random.default_rng(7)
     model = dft_model([3, 16, 2], 17, axis=1, inverse=inverse)
     x = rng.standard_normal((3, 16, 2)).astype(np.float32)
