@@ -23,11 +23,11 @@ from onnx import helper
 from onnx_decomplex.cli.main import main
 
 from onnx_decomplex import decomplex, validate
-from onnx_decomplex import normalize as normalize_module
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.cmath import pack
 from onnx_decomplex.graphs import gs_graphs
 from onnx_decomplex.normalize import NormalizeError, normalize
+from onnx_decomplex.normalize import decide as normalize_module
 from onnx_decomplex.tidy import name_nodes
 
 SHAPE = (3, 4)
@@ -485,7 +485,7 @@ def _complex_source(op: str, opset: int) -> onnx.ModelProto:
 @pytest.mark.parametrize("op", ["Expand", "Tile", "Pad", "Where", "ScatterND"])
 def test_ops_on_a_complex_source_are_typed(op, opset):
     model = _complex_source(op, opset)
-    walk = normalize_module._Walk(normalize_module.imported(model),
+    walk = normalize_module.Walk(normalize_module.imported(model),
                                   {"": opset}, False, {}, in_order=True)  # fmt: skip
     assert walk.kind["y"] == np.complex64 and walk.rank(walk.graph.outputs[0]) is not None
     assert normalize_module.unknown_values(model) == []
@@ -616,13 +616,13 @@ def test_the_reading_as_written_promotes_a_real_operand_without_casting_it(monke
     graph = gs.import_onnx(model)
     name_nodes(graph)
     found = {}
-    walk = normalize_module._Walk
+    walk = normalize_module.Walk
 
     def noted(*args, **kwargs):
         found["walk"] = walk(*args, **kwargs)
         return found["walk"]
 
-    monkeypatch.setattr(normalize_module, "_Walk", noted)
+    monkeypatch.setattr(normalize_module, "Walk", noted)
     assert normalize(model, graph).model is model
     assert found["walk"].conflicts == []
     assert found["walk"].shape["y"] == [3] and found["walk"].kind["y"] == np.complex128

@@ -1,0 +1,132 @@
+"""The registries of exporters' readings: one function per op type and dialect.
+
+    @reading("Gather")          jax2onnx's packed pairs, channels and DFTs  (`READINGS`)
+    @half_conversion("Pow")     tf2onnx's half-converted complex ops   (`HALF_CONVERSIONS`)
+    @tensorflow_op("RFFT")      TensorFlow's raw ops, left as they are (`TENSORFLOW`)
+
+A reading takes the walk, the node and its input kinds, and returns True when it has
+read the node, False when it does not apply (the walk then takes the node as written).
+The walk tries a node's half-conversion before its jax2onnx reading. A TensorFlow op's
+function returns its result and the result's logical shape, or None once it has
+recorded why it cannot read the node; the walk checks its operands beforehand and
+records its output afterwards, as the registration says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import onnx_graphsurgeon as gs
+
+    from .facts import Kinds, Shape
+    from .protocol import ReadingContext
+
+ReadFn = Callable[["ReadingContext", "gs.Node", "Kinds"], bool]
+TensorflowFn = Callable[["ReadingContext", "gs.Node"], "tuple[gs.Tensor, Shape] | None"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A registered reading of one op type."""
+
+    op_type: str
+    fn: Callable
+
+    @property
+    def where(self) -> str:
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
+
+
+@dataclass(frozen=True)
+class TensorflowOp(Reading):
+    """TensorFlow's meaning of one of its raw ops.
+
+    Attributes:
+        takes: "complex" when its operands must be complex values, "real" when they
+            must be float32 or float64 tensors.
+        operands: How many of its inputs `takes` speaks of (the rest are lengths, perms).
+        gives: Its result: "native" (a typed complex value), "packed" (a complex value
+            held as a real `[..., 2]`) or "real".
+    """
+
+    takes: str = "complex"
+    operands: int = 1
+    gives: str = "real"
+
+
+class Registry(dict):
+    """Readings by op type, one each: registering an op twice raises, since silently
+    replacing a reading would hide which of two modules actually runs."""
+
+    def __init__(self, what: str):
+        super().__init__()
+        self.what = what
+
+    def add(self, entry: Reading) -> None:
+        if entry.op_type in self:
+            raise ValueError(
+                f"{entry.op_type} already has {self.what}: {self[entry.op_type].where}"
+            )
+        self[entry.op_type] = entry
+
+
+READINGS = Registry("a jax2onnx reading")
+HALF_CONVERSIONS = Registry("a tf2onnx half-conversion")
+TENSORFLOW = Registry("a TensorFlow meaning")
+
+
+def reading(*op_types: str) -> Callable[[ReadFn], ReadFn]:
+    """Registers `fn` as jax2onnx's reading of each op type in `op_types`.
+
+    Raises:
+        ValueError: An op type already has one.
+    """
+
+    def register(fn: ReadFn) -> ReadFn:
+        for op in op_types:
+            READINGS.add(Reading(op, fn))
+        return fn
+
+    return register
+
+
+def half_conversion(*op_types: str) -> Callable[[ReadFn], ReadFn]:
+    """Registers `fn` as the reading of what tf2onnx half-converts into each op type
+    in `op_types`; it is tried before a jax2onnx reading of the same op.
+
+    Raises:
+        ValueError: An op type already has one.
+    """
+
+    def register(fn: ReadFn) -> ReadFn:
+        for op in op_types:
+            HALF_CONVERSIONS.add(Reading(op, fn))
+        return fn
+
+    return register
+
+
+def tensorflow_op(
+    *op_types: str, takes: str = "complex", operands: int = 1, gives: str = "real"
+) -> Callable[[TensorflowFn], TensorflowFn]:
+    """Registers `fn` as TensorFlow's meaning of each raw op in `op_types`.
+
+    Args:
+        *op_types: TensorFlow's op types, as tf2onnx leaves them in the default domain.
+        takes: What the first `operands` inputs must be: "complex" or "real" values.
+        operands: How many inputs `takes` speaks of.
+        gives: What the result is: "native", "packed" or "real".
+
+    Raises:
+        ValueError: An op type already has one.
+    """
+
+    def register(fn: TensorflowFn) -> TensorflowFn:
+        for op in op_types:
+            TENSORFLOW.add(TensorflowOp(op, fn, takes, operands, gives))
+        return fn
+
+    return register
