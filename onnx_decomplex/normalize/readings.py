@@ -61,9 +61,9 @@ class Registry(dict):
     """Readings by op type, one each: registering an op twice raises, since silently
     replacing a reading would hide which of two modules actually runs."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, entry: type[Reading] = Reading):
         super().__init__()
-        self.what = what
+        self.what, self.entry = what, entry
 
     def add(self, entry: Reading) -> None:
         if entry.op_type in self:
@@ -72,10 +72,21 @@ class Registry(dict):
             )
         self[entry.op_type] = entry
 
+    def register(self, *op_types: str, **fields) -> Callable[[Callable], Callable]:
+        """A decorator that registers its function for each op type in `op_types`,
+        with the entry's other `fields`."""
+
+        def register(fn: Callable) -> Callable:
+            for op in op_types:
+                self.add(self.entry(op, fn, **fields))
+            return fn
+
+        return register
+
 
 READINGS = Registry("a jax2onnx reading")
 HALF_CONVERSIONS = Registry("a tf2onnx half-conversion")
-TENSORFLOW = Registry("a TensorFlow meaning")
+TENSORFLOW = Registry("a TensorFlow meaning", TensorflowOp)
 
 
 def reading(*op_types: str) -> Callable[[ReadFn], ReadFn]:
@@ -84,13 +95,7 @@ def reading(*op_types: str) -> Callable[[ReadFn], ReadFn]:
     Raises:
         ValueError: An op type already has one.
     """
-
-    def register(fn: ReadFn) -> ReadFn:
-        for op in op_types:
-            READINGS.add(Reading(op, fn))
-        return fn
-
-    return register
+    return READINGS.register(*op_types)
 
 
 def half_conversion(*op_types: str) -> Callable[[ReadFn], ReadFn]:
@@ -100,13 +105,7 @@ def half_conversion(*op_types: str) -> Callable[[ReadFn], ReadFn]:
     Raises:
         ValueError: An op type already has one.
     """
-
-    def register(fn: ReadFn) -> ReadFn:
-        for op in op_types:
-            HALF_CONVERSIONS.add(Reading(op, fn))
-        return fn
-
-    return register
+    return HALF_CONVERSIONS.register(*op_types)
 
 
 def tensorflow_op(
@@ -123,10 +122,4 @@ def tensorflow_op(
     Raises:
         ValueError: An op type already has one.
     """
-
-    def register(fn: TensorflowFn) -> TensorflowFn:
-        for op in op_types:
-            TENSORFLOW.add(TensorflowOp(op, fn, takes, operands, gives))
-        return fn
-
-    return register
+    return TENSORFLOW.register(*op_types, takes=takes, operands=operands, gives=gives)

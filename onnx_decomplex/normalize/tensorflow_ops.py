@@ -179,16 +179,15 @@ def rfft(walk: ReadingContext, node: gs.Node) -> Read:
     found = _lengths(walk, node)
     if found is None:
         return None
-    rank, outer, n = found
-    k = len(outer) + 1
+    axes, outer, n = found
     signal = walk.emit("Unsqueeze", [x, walk.scalar([-1], np.int64, f"{out.name}_axes")],
                        name=f"{out.name}_signal", dtype=walk.elem[x.name], shape=None)  # fmt: skip
-    result = _emit_dft(walk, signal, rank - 1, f"{out.name}_dft", length=n, onesided=1)
-    for axis, m in zip(range(rank - k, rank - 1), outer, strict=True):
+    result = _emit_dft(walk, signal, axes[-1], f"{out.name}_dft", length=n, onesided=1)
+    for axis, m in zip(axes[:-1], outer, strict=True):
         result = _emit_dft(walk, result, axis, f"{out.name}_dft", length=m)
     result = _real_bins(walk, result, [*outer, n], out.name)
     shape = walk.shape.get(x.name)
-    return result, None if shape is None else [*shape[: rank - k], *outer, n // 2 + 1]
+    return result, None if shape is None else [*shape[: axes[0]], *outer, n // 2 + 1]
 
 
 @tensorflow_op(*_forms("IRFFT"))
@@ -197,21 +196,20 @@ def irfft(walk: ReadingContext, node: gs.Node) -> Read:
 
     onnx's one-sided inverse is numpy's irfft: the imaginary parts of the DC and
     Nyquist bins are ignored, as TensorFlow ignores them."""
-    x, out = node.inputs[0], node.outputs[0]
     found = _lengths(walk, node)
     if found is None:
         return None
-    rank, outer, n = found
-    k = len(outer) + 1
+    axes, outer, n = found
+    x, out = node.inputs[0], node.outputs[0]
     result = walk.packed_of(x)
-    for axis, m in zip(range(rank - k, rank - 1), outer, strict=True):
+    for axis, m in zip(axes[:-1], outer, strict=True):
         result = _emit_dft(walk, result, axis, f"{out.name}_dft", length=m, inverse=1)
-    result = _emit_dft(walk, result, rank - 1, f"{out.name}_dft", length=n,
+    result = _emit_dft(walk, result, axes[-1], f"{out.name}_dft", length=n,
                        inverse=1, onesided=1)  # fmt: skip
     result = walk.emit("Squeeze", [result, walk.scalar([-1], np.int64, f"{out.name}_axes")],
                        name=f"{out.name}_real", dtype=real_of(walk.kind[x.name]), shape=None)  # fmt: skip
     shape = walk.shape.get(x.name)
-    return result, None if shape is None else [*shape[: rank - k], *outer, n]
+    return result, None if shape is None else [*shape[: axes[0]], *outer, n]
 
 
 def _rank(walk: ReadingContext, node: gs.Node) -> int | None:
@@ -222,9 +220,9 @@ def _rank(walk: ReadingContext, node: gs.Node) -> int | None:
     return rank
 
 
-def _lengths(walk: ReadingContext, node: gs.Node) -> tuple[int, list[int], int] | None:
-    """(rank, the outer fft_lengths, the innermost) of an RFFT or IRFFT; None, with a
-    contradiction, where the rank is unknown or fft_length is no constant."""
+def _lengths(walk: ReadingContext, node: gs.Node) -> tuple[list[int], list[int], int] | None:
+    """(the transformed axes, the outer fft_lengths, the innermost) of an RFFT or IRFFT;
+    None, with a contradiction, where the rank is unknown or fft_length no constant."""
     rank = _rank(walk, node)
     if rank is None:
         return None
@@ -234,7 +232,7 @@ def _lengths(walk: ReadingContext, node: gs.Node) -> tuple[int, list[int], int] 
         walk.conflict(node, f"{node.op}'s fft_length is not a constant of {k}", node.inputs[1].name)
         return None
     *outer, n = (int(v) for v in length.reshape(-1))
-    return rank, outer, n
+    return list(range(rank - k, rank)), outer, n
 
 
 def _emit_dft(
