@@ -18,6 +18,8 @@ The package, one concern a module:
     jax2onnx.py        jax2onnx's packed pairs, channels, DFTs          (@reading)
     tf2onnx.py         tf2onnx's half-converted magnitude and powers    (@half_conversion)
     tensorflow_ops.py  TensorFlow's raw ops                             (@tensorflow_op)
+    protocol.py        ReadingContext: what the readings may ask of their walk
+    facts.py           declarations and shape comparisons every module shares
 
 Importing the package registers every reading.
 """

@@ -1,11 +1,12 @@
 """The registries of exporters' readings: one function per op type and dialect.
 
-    @reading("Gather")          jax2onnx's packed pairs, channels and DFTs  (`READINGS`)
-    @half_conversion("Pow")     tf2onnx's half-converted complex ops   (`HALF_CONVERSIONS`)
-    @tensorflow_op("RFFT")      TensorFlow's raw ops, left as they are (`TENSORFLOW`)
+    @reading("Gather")        jax2onnx's packed pairs, channels and DFTs   (`READINGS`)
+    @half_conversion("Pow")   tf2onnx's half-converted complex ops (`HALF_CONVERSIONS`)
+    @tensorflow_op("RFFT")    TensorFlow's raw ops, left as they are       (`TENSORFLOW`)
 
 A reading takes the walk, the node and its input kinds, and returns True when it has
-read the node, False when it does not apply (the walk then takes the node as written).
+read the node, False when it does not apply (the walk then takes the node as it takes
+any other).
 The walk tries a node's half-conversion before its jax2onnx reading. A TensorFlow op's
 function returns its result and the result's logical shape, or None once it has
 recorded why it cannot read the node; the walk checks its operands beforehand and
