@@ -1,33 +1,26 @@
 """TensorFlow's complex ops as tf2onnx leaves them: raw, in the default domain, with no
 attributes. Each test builds such a graph by hand, converts it, and compares with numpy
-computing TensorFlow's meaning. The real exports are in test_tf2onnx.py.
+computing TensorFlow's meaning. The real exports are in tests/test_tf2onnx.py; what
+tf2onnx converts as if real is in test_tf2onnx_readings.py.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-import onnx
 import pytest
+from exported import converted
 from helpers import crandn, init, make_model, vi
 from onnx import helper
 
-from onnx_decomplex import decomplex, validate
-from onnx_decomplex.check import find_complex
+from onnx_decomplex import decomplex
 from onnx_decomplex.load import TENSORFLOW_OPS
 from onnx_decomplex.normalize import NormalizeError
 
 RNG = np.random.default_rng(7)
 C64, F32 = np.complex64, np.float32
-
-
-def _converted(model, feeds, expected, atol=1e-5):
-    """The three checks, against numpy's numbers; returns the report."""
-    out, report = decomplex(model)
-    assert find_complex(out) == []
-    onnx.checker.check_model(out, full_check=True)
-    result = validate(report.normalized, out, feeds, expected=expected, atol=atol)
-    assert result.passed, result.outputs
-    return report, out
+_converted = functools.partial(converted, atol=1e-5)
 
 
 def _one(op, x, *extra, out_dtype, out_shape, inits=()):
@@ -54,7 +47,7 @@ UNARY = {
 def test_unary_op_has_tensorflows_meaning(op):
     fn, dtype = UNARY[op]
     expected = fn(Z).astype(dtype)
-    report, _ = _converted(_one(op, Z, out_dtype=dtype, out_shape=list(Z.shape)), {"x": Z},
+    _, report = _converted(_one(op, Z, out_dtype=dtype, out_shape=list(Z.shape)), {"x": Z},
                            [expected])  # fmt: skip
     assert report.readings == [f"{op.lower()} ({op}): TensorFlow's {op}, left as it is by tf2onnx"]
 
@@ -139,52 +132,6 @@ def test_an_fft_length_that_is_no_constant_is_refused_naming_the_node():
     assert e.value.node == "rfft"
 
 
-def _magnitude(z_shape, then=()):
-    """tf2onnx's converted ComplexAbs of input 'z': its pair on a leading axis."""
-    nodes = [
-        helper.make_node("Gather", ["z", "i0"], ["re"], axis=0),
-        helper.make_node("Gather", ["z", "i1"], ["im"], axis=0),
-        helper.make_node("Pow", ["re", "two"], ["re2"]),
-        helper.make_node("Pow", ["im", "two"], ["im2"]),
-        helper.make_node("Add", ["re2", "im2"], ["sum"]),
-        helper.make_node("Squeeze", ["sum", "i0"], ["squeezed"]),
-        helper.make_node("Sqrt", ["squeezed"], ["abs"]),
-        *then,
-    ]
-    inits = [init("i0", np.array([0], np.int64)), init("i1", np.array([1], np.int64)),
-             init("two", np.array([2], C64))]  # fmt: skip
-    return nodes, inits
-
-
-def test_tf2onnx_magnitude_reads_the_pair_on_a_leading_axis():
-    z = crandn(RNG, (2, 4))
-    nodes, inits = _magnitude(z.shape)
-    model = make_model(nodes, [vi("z", C64, [2, 4])], [vi("abs", F32, [2, 4])], inits)
-    report, _ = _converted(model, {"z": z}, [np.abs(z)])
-    assert any("tf2onnx's pair on axis 0" in line for line in report.readings)
-
-
-def test_tf2onnx_magnitude_decides_where_a_native_reading_also_type_checks():
-    """sign(z) = z / |z|: read natively, the Gathers take rows, Div broadcasts, and the
-    graph is valid; it means the magnitude all the same."""
-    z = crandn(RNG, (2, 4))
-    cast = helper.make_node("Cast", ["abs"], ["abs_c"], to=onnx.TensorProto.COMPLEX64)
-    div = helper.make_node("Div", ["z", "abs_c"], ["y"])
-    nodes, inits = _magnitude(z.shape, then=[cast, div])
-    model = make_model(nodes, [vi("z", C64, [2, 4])], [vi("y", C64, [2, 4])], inits)
-    _converted(model, {"z": z}, [z / np.abs(z)])
-
-
-def test_a_gather_of_rows_without_the_magnitude_around_it_stays_a_gather():
-    z = crandn(RNG, (2, 4))
-    node = helper.make_node("Gather", ["z", "i0"], ["y"], axis=0)
-    model = make_model([node], [vi("z", C64, [2, 4])], [vi("y", C64, [1, 4])],
-                       [init("i0", np.array([0], np.int64))])  # fmt: skip
-    out, report = decomplex(model)
-    assert report.normalized is None
-    assert validate(model, out, {"z": z}).passed
-
-
 def _branch(name, nodes, output, inits=()):
     return helper.make_graph(nodes, name, [], [output], list(inits))
 
@@ -202,7 +149,7 @@ def test_raw_ops_inside_if_branches_are_read():
         [node], [vi("z", C64, [3, 4]), vi("c", np.bool_, [])], [vi("y", C64, [3, 4])]
     )
     for c, expected in ((True, np.conj(z)), (False, np.fft.fft(z))):
-        report, _ = _converted(model, {"z": z, "c": np.array(c)}, [expected.astype(C64)])
+        _, report = _converted(model, {"z": z, "c": np.array(c)}, [expected.astype(C64)])
     assert report.readings == [
         "If_0 then_branch: conj (Conj): TensorFlow's Conj, left as it is by tf2onnx",
         "If_0 else_branch: fft (FFT): TensorFlow's FFT, left as it is by tf2onnx",
@@ -222,44 +169,8 @@ def test_raw_ops_inside_a_loop_body_are_read():
     model = make_model([node], [vi("z", C64, [3, 8])], [vi("y", C64, [3, 8])],
                        [init("n", np.array(2, np.int64))])  # fmt: skip
     expected = np.fft.fft(np.fft.fft(z) * 0.25) * 0.25
-    report, _ = _converted(model, {"z": z}, [expected.astype(C64)], atol=1e-4)
+    _, report = _converted(model, {"z": z}, [expected.astype(C64)], atol=1e-4)
     assert any("body: FFT_0 (FFT)" in line for line in report.readings), report.readings
-
-
-def test_a_complex_value_cast_to_real_and_back_is_converted_as_written_with_a_warning():
-    z = crandn(RNG, (3, 4))
-    nodes = [
-        helper.make_node("Cast", ["z"], ["real"], name="to_real", to=onnx.TensorProto.FLOAT),
-        helper.make_node("Pad", ["real", "pads"], ["padded"]),
-        helper.make_node("Cast", ["padded"], ["y"], name="back", to=onnx.TensorProto.COMPLEX64),
-    ]
-    model = make_model(nodes, [vi("z", C64, [3, 4])], [vi("y", C64, [4, 4])],
-                       [init("pads", np.array([1, 0, 0, 0], np.int64))])  # fmt: skip
-    out, report = decomplex(model)
-    assert report.warnings == [
-        "'to_real' casts complex 'z' to real, 'back' casts it back to complex: its "
-        "imaginary part is dropped (converted as written)"
-    ]
-    assert validate(
-        model, out, {"z": z}, expected=[np.pad(z.real, [(1, 0), (0, 0)]).astype(C64)]
-    ).passed
-
-
-@pytest.mark.parametrize("between", [[], ["Exp"]])
-def test_a_real_part_made_complex_at_once_or_computed_on_is_no_warning(between):
-    """Cast(Cast(z, float), complex) is Re z as a complex value, an idiom; a real part
-    computed on is a new value."""
-    names = ["real", *(f"{op.lower()}_out" for op in between)]
-    nodes = [
-        helper.make_node("Cast", ["z"], ["real"], to=onnx.TensorProto.FLOAT),
-        *(
-            helper.make_node(op, [a], [b])
-            for op, a, b in zip(between, names[:-1], names[1:], strict=True)
-        ),
-        helper.make_node("Cast", [names[-1]], ["y"], to=onnx.TensorProto.COMPLEX64),
-    ]
-    model = make_model(nodes, [vi("z", C64, [3, 4])], [vi("y", C64, [3, 4])])
-    assert decomplex(model)[1].warnings == []
 
 
 def test_every_tensorflow_op_is_tested_here():
@@ -274,6 +185,25 @@ def test_a_raw_op_given_the_wrong_kind_of_value_is_refused_naming_the_node():
     model = _one("Real", x, out_dtype=F32, out_shape=[3, 4])
     with pytest.raises(NormalizeError, match="Real takes a complex value, and 'x' is not one"):
         decomplex(model)
+
+
+def test_complex_takes_real_parts_and_a_transpose_a_constant_permutation():
+    z = crandn(RNG, (2, 3))
+    model = _one("Complex", z, vi("im", F32, [2, 3]), out_dtype=C64, out_shape=[2, 3])
+    with pytest.raises(NormalizeError, match="Complex takes a float32 or float64 tensor, and 'x'"):
+        decomplex(model)
+    perm = init("perm", np.array([0, 0], np.int32))
+    model = _one("ConjugateTranspose", z, out_dtype=C64, out_shape=[2, 3], inits=[perm])
+    with pytest.raises(NormalizeError, match="perm is not a constant permutation of 2 axes"):
+        decomplex(model)
+
+
+def test_a_transform_of_a_value_of_unknown_rank_is_refused():
+    model = _one("FFT", Z, out_dtype=C64, out_shape=None)
+    model.graph.input[0].type.tensor_type.ClearField("shape")
+    with pytest.raises(NormalizeError, match="FFT of a value of unknown rank") as e:
+        decomplex(model)
+    assert e.value.node == "fft"
 
 
 def test_complex_abs_does_not_overflow_where_the_sum_of_squares_would():

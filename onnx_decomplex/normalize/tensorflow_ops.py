@@ -1,0 +1,304 @@
+"""TensorFlow's own complex ops, which tf2onnx writes as they are in the default domain
+where it has no converter: their meaning in TensorFlow, spelled in ONNX.
+
+    Complex(a, b)            -> a + i b, broadcast
+    Real(z) | Imag(z)        -> Re z | Im z
+    Conj(z)                  -> Re z - i Im z
+    ConjugateTranspose(z, p) -> Transpose(Conj(z), perm=p)
+    ComplexAbs(z)            -> |z|, as hypot computes it
+    Angle(z)                 -> atan2(Im z, Re z), signed zeros included
+    FFT, IFFT (2-D, 3-D)     -> DFTs of the innermost axes, packed
+    RFFT, IRFFT (2-D, 3-D)   -> one-sided DFTs of the innermost axes, with fft_length
+
+They get that meaning in If branches and Loop bodies too. Each is registered with
+`@tensorflow_op`, which says what its operands must be and what it gives.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from ..dtypes import real_of
+from ..graphs import is_default_domain
+from ..load import TENSORFLOW_OPS
+from .facts import COMPLEX_OF, Shape
+from .readings import TENSORFLOW, TensorflowOp, tensorflow_op
+
+if TYPE_CHECKING:
+    from .protocol import ReadingContext
+
+TRANSFORMS = {
+    f"{kind}{suffix}": k
+    for kind in ("FFT", "IFFT", "RFFT", "IRFFT")
+    for suffix, k in (("", 1), ("2D", 2), ("3D", 3))
+}
+"""TensorFlow's Fourier transforms, by how many innermost axes they transform."""
+
+Read = "tuple[gs.Tensor, Shape] | None"
+
+
+def _forms(kind: str) -> list[str]:
+    """A transform's 1-D, 2-D and 3-D op types."""
+    return [f"{kind}{suffix}" for suffix in ("", "2D", "3D")]
+
+
+def is_tensorflow(node: gs.Node) -> bool:
+    return node.op in TENSORFLOW_OPS and is_default_domain(node.domain)
+
+
+def holds_tensorflow(node: gs.Node) -> bool:
+    """True when a body or branch of `node`, at any depth, holds a TensorFlow op."""
+    return any(is_tensorflow(n) for g in node.subgraphs(recursive=True) for n in g.nodes)
+
+
+def read_tensorflow(walk: ReadingContext, node: gs.Node) -> None:
+    """TensorFlow's op `node` as its registered meaning, in place: an Identity of the
+    result. Refused, naming the node, where its operands are not what it takes."""
+    op: TensorflowOp = TENSORFLOW[node.op]
+    if not _operands_fit(walk, node, op):
+        return
+    found = op.fn(walk, node)
+    if found is None:
+        return
+    result, shape = found
+    walk.become(node, "Identity", [result])
+    _give(walk, node.outputs[0], result, shape, op.gives)
+    walk.readings.append(
+        f"{node.name} ({op.op_type}): TensorFlow's {op.op_type}, left as it is by tf2onnx"
+    )
+
+
+def _operands_fit(walk: ReadingContext, node: gs.Node, op: TensorflowOp) -> bool:
+    real = op.takes == "real"
+    for t in node.inputs[: op.operands]:
+        if (walk.elem.get(t.name) in COMPLEX_OF) if real else (t.name in walk.kind):
+            continue
+        want = "a float32 or float64 tensor" if real else "a complex value"
+        walk.conflict(node, f"{node.op} takes {want}, and '{t.name}' is not one", t.name)
+        return False
+    return True
+
+
+def _give(
+    walk: ReadingContext, out: gs.Tensor, result: gs.Tensor, shape: Shape, gives: str
+) -> None:
+    """`out` is `result`, of logical shape `shape`: a complex value packed or native,
+    or a real one."""
+    packed = gives == "packed"
+    if shape is None and walk.shape.get(result.name) is not None:
+        # what the emitted nodes inferred (a broadcast, an unknown input dim)
+        shape = walk.shape[result.name][: -1 if packed else None]
+    if packed:
+        kind = COMPLEX_OF[walk.elem[result.name]]
+        walk.kind[out.name], walk.shape[out.name] = kind, shape
+        walk.packed[out.name], walk.as_packed[out.name] = out, "last"
+    elif gives == "native":
+        walk.set_native(out, walk.kind[result.name], shape)
+    else:
+        walk.elem[out.name], walk.shape[out.name] = walk.elem[result.name], shape
+
+
+@tensorflow_op("Complex", takes="real", operands=2, gives="native")
+def complex_(walk: ReadingContext, node: gs.Node) -> Read:
+    re, im = node.inputs
+    kind = COMPLEX_OF[walk.elem[re.name]]
+    shape = walk.shape.get(re.name)
+    shape = shape if shape == walk.shape.get(im.name) else None  # broadcast
+    return walk.combine(re, im, kind, shape, node.outputs[0].name), shape
+
+
+@tensorflow_op("Real", "Imag")
+def part(walk: ReadingContext, node: gs.Node) -> Read:
+    x = node.inputs[0]
+    return walk.part(x, int(node.op == "Imag")), walk.shape.get(x.name)
+
+
+@tensorflow_op("Conj", gives="native")
+def conj(walk: ReadingContext, node: gs.Node) -> Read:
+    x = node.inputs[0]
+    return _conj(walk, x, node.outputs[0].name), walk.shape.get(x.name)
+
+
+@tensorflow_op("ConjugateTranspose", gives="native")
+def conjugate_transpose(walk: ReadingContext, node: gs.Node) -> Read:
+    x, out = node.inputs[0], node.outputs[0]
+    rank, shape = walk.rank(x), walk.shape.get(x.name)
+    perm = walk.constant(node.inputs[1])
+    if perm is None or rank is None or sorted(perm.reshape(-1)) != list(range(rank)):
+        walk.conflict(node, f"{node.op}'s perm is not a constant permutation of {rank} axes",
+                      node.inputs[1].name)  # fmt: skip
+        return None
+    perm = [int(p) for p in perm.reshape(-1)]
+    shape = None if shape is None else [shape[p] for p in perm]
+    result = walk.emit("Transpose", [_conj(walk, x, out.name)], {"perm": perm},
+                       name=f"{out.name}_transposed", dtype=walk.kind[x.name], shape=shape)  # fmt: skip
+    return result, shape
+
+
+@tensorflow_op("ComplexAbs")
+def complex_abs(walk: ReadingContext, node: gs.Node) -> Read:
+    # The Abs rule computes |z| as hypot does: no overflow where re^2 + im^2 would.
+    x, out = node.inputs[0], node.outputs[0]
+    shape = walk.shape.get(x.name)
+    result = walk.emit("Abs", [walk.native_of(x)], name=f"{out.name}_abs",
+                       dtype=real_of(walk.kind[x.name]), shape=shape)  # fmt: skip
+    return result, shape
+
+
+@tensorflow_op("Angle")
+def angle(walk: ReadingContext, node: gs.Node) -> Read:
+    # arg z = Im log z, which is atan2(Im z, Re z), signed zeros included.
+    x, out = node.inputs[0], node.outputs[0]
+    shape = walk.shape.get(x.name)
+    log = walk.emit("Log", [_off_zero(walk, x, out.name)], name=f"{out.name}_log",
+                    dtype=walk.kind[x.name], shape=shape)  # fmt: skip
+    return walk.part(log, 1), shape
+
+
+@tensorflow_op(*_forms("FFT"), *_forms("IFFT"), gives="packed")
+def fft(walk: ReadingContext, node: gs.Node) -> Read:
+    """FFT and IFFT, and their 2-D and 3-D forms: DFTs of the innermost axes."""
+    x, out = node.inputs[0], node.outputs[0]
+    rank = _rank(walk, node)
+    if rank is None:
+        return None
+    result = walk.packed_of(x)
+    for axis in range(rank - TRANSFORMS[node.op], rank):
+        result = _emit_dft(walk, result, axis, f"{out.name}_dft", inverse=int(node.op[0] == "I"))
+    return result, walk.shape.get(x.name)
+
+
+@tensorflow_op(*_forms("RFFT"), takes="real", gives="packed")
+def rfft(walk: ReadingContext, node: gs.Node) -> Read:
+    """RFFT and its 2-D and 3-D forms: the one-sided spectrum of a real signal, each
+    axis cropped or padded to its fft_length."""
+    x, out = node.inputs[0], node.outputs[0]
+    found = _lengths(walk, node)
+    if found is None:
+        return None
+    axes, outer, n = found
+    signal = walk.emit("Unsqueeze", [x, walk.scalar([-1], np.int64, f"{out.name}_axes")],
+                       name=f"{out.name}_signal", dtype=walk.elem[x.name], shape=None)  # fmt: skip
+    result = _emit_dft(walk, signal, axes[-1], f"{out.name}_dft", length=n, onesided=1)
+    for axis, m in zip(axes[:-1], outer, strict=True):
+        result = _emit_dft(walk, result, axis, f"{out.name}_dft", length=m)
+    result = _real_bins(walk, result, [*outer, n], out.name)
+    shape = walk.shape.get(x.name)
+    return result, None if shape is None else [*shape[: axes[0]], *outer, n // 2 + 1]
+
+
+@tensorflow_op(*_forms("IRFFT"))
+def irfft(walk: ReadingContext, node: gs.Node) -> Read:
+    """IRFFT and its 2-D and 3-D forms: the real signal of a one-sided spectrum.
+
+    onnx's one-sided inverse is numpy's irfft: the imaginary parts of the DC and
+    Nyquist bins are ignored, as TensorFlow ignores them."""
+    found = _lengths(walk, node)
+    if found is None:
+        return None
+    axes, outer, n = found
+    x, out = node.inputs[0], node.outputs[0]
+    result = walk.packed_of(x)
+    for axis, m in zip(axes[:-1], outer, strict=True):
+        result = _emit_dft(walk, result, axis, f"{out.name}_dft", length=m, inverse=1)
+    result = _emit_dft(walk, result, axes[-1], f"{out.name}_dft", length=n,
+                       inverse=1, onesided=1)  # fmt: skip
+    result = walk.emit("Squeeze", [result, walk.scalar([-1], np.int64, f"{out.name}_axes")],
+                       name=f"{out.name}_real", dtype=real_of(walk.kind[x.name]), shape=None)  # fmt: skip
+    shape = walk.shape.get(x.name)
+    return result, None if shape is None else [*shape[: axes[0]], *outer, n]
+
+
+def _rank(walk: ReadingContext, node: gs.Node) -> int | None:
+    """The rank of a transform's signal; None, with a contradiction, where unknown."""
+    rank = walk.rank(node.inputs[0])
+    if rank is None:
+        walk.conflict(node, f"{node.op} of a value of unknown rank", node.inputs[0].name)
+    return rank
+
+
+def _lengths(walk: ReadingContext, node: gs.Node) -> tuple[list[int], list[int], int] | None:
+    """(the transformed axes, the outer fft_lengths, the innermost) of an RFFT or IRFFT;
+    None, with a contradiction, where the rank is unknown or fft_length no constant."""
+    rank = _rank(walk, node)
+    if rank is None:
+        return None
+    k = TRANSFORMS[node.op]
+    length = walk.constant(node.inputs[1])
+    if length is None or length.size != k:
+        walk.conflict(node, f"{node.op}'s fft_length is not a constant of {k}", node.inputs[1].name)
+        return None
+    *outer, n = (int(v) for v in length.reshape(-1))
+    return list(range(rank - k, rank)), outer, n
+
+
+def _emit_dft(
+    walk: ReadingContext, signal, axis: int, name: str, length=None, **attrs
+) -> gs.Tensor:
+    """DFT of a [..., 1] or [..., 2] tensor along `axis`, in the opset's spelling."""
+    dtype = walk.elem.get(signal.name, np.dtype(np.float32))
+    extra = [walk.scalar(length, np.int64, f"{name}_length") if length is not None else None]
+    if walk.opset.get("", 0) >= 20:
+        extra.append(walk.scalar(axis, np.int64, f"{name}_axis"))
+    else:
+        attrs["axis"] = axis
+    inputs = [signal, *extra]
+    while inputs[-1] is None:
+        inputs.pop()
+    inputs = [t if t is not None else gs.Variable.empty() for t in inputs]
+    return walk.emit("DFT", inputs, attrs, name=name, dtype=dtype, shape=None)
+
+
+def _off_zero(walk: ReadingContext, z: gs.Tensor, name: str) -> gs.Tensor:
+    """z, with a signed zero z moved to (±1, Im z) by the sign of Re z: the same
+    angle, atan2's with signed zeros, where Im log z would be Im(-inf + i arg) and
+    its product with -i a NaN.
+
+        z - (z = 0 ? (Re z is -0 ? 1 : -1) : 0)
+
+    Subtracting a real value (+0 i) keeps every imaginary part as it is, -0 included,
+    where adding one would turn -0 into +0."""
+    kind, shape = walk.kind[z.name], walk.shape.get(z.name)
+    real = real_of(kind)
+    # The sign bit of Re z, -0 included: 1 / -0 is -inf.
+    inverse = walk.emit("Reciprocal", [walk.part(z, 0)], name=f"{name}_inverse_re",
+                        dtype=real, shape=shape)  # fmt: skip
+    negative = walk.emit("Less", [inverse, walk.scalar(0, real, f"{name}_zero")],
+                         name=f"{name}_negative", dtype=np.dtype(bool), shape=shape)  # fmt: skip
+    zero = walk.emit("Equal", [walk.native_of(z), walk.scalar(0, kind, f"{name}_origin")],
+                     name=f"{name}_at_zero", dtype=np.dtype(bool), shape=shape)  # fmt: skip
+    unit = walk.emit("Where", [negative, *(walk.scalar(v, real, f"{name}_unit") for v in (1, -1))],
+                     name=f"{name}_unit", dtype=real, shape=shape)  # fmt: skip
+    step = walk.emit("Where", [zero, unit, walk.scalar(0, real, f"{name}_none")],
+                     name=f"{name}_step", dtype=real, shape=shape)  # fmt: skip
+    return walk.emit("Sub", [walk.native_of(z), walk.native_of(step, kind)],
+                     name=f"{name}_off_zero", dtype=kind, shape=shape)  # fmt: skip
+
+
+def _real_bins(walk: ReadingContext, packed: gs.Tensor, lengths: list[int], name: str) -> gs.Tensor:
+    """A real signal's spectrum, packed, with +0 imaginary parts at the bins that are
+    real (every transformed index at 0 or at a Nyquist bin), as TensorFlow gives them.
+    Computed, they may come out -0 or a rounding error below it, and the angle of a
+    negative real bin would jump by 2 pi."""
+    *outer, n = lengths
+    real = [np.isin(np.arange(m), [0, m // 2] if m % 2 == 0 else [0]) for m in outer]
+    real.append(np.isin(np.arange(n // 2 + 1), [0, n // 2] if n % 2 == 0 else [0]))
+    both = real[0]
+    for r in real[1:]:
+        both = np.logical_and.outer(both, r)
+    mask = np.stack([np.zeros_like(both), both], axis=-1)
+    dtype = walk.elem.get(packed.name, np.dtype(np.float32))
+    where = gs.Constant(walk.unique(f"{name}_real_bins"), mask)
+    zero = walk.scalar(0, dtype, f"{name}_zero")
+    return walk.emit("Where", [where, zero, packed], name=f"{name}_signed", dtype=dtype,
+                     shape=None)  # fmt: skip
+
+
+def _conj(walk: ReadingContext, z: gs.Tensor, name: str) -> gs.Tensor:
+    re, im = walk.parts_of(z)
+    minus = walk.emit("Neg", [im], name=f"{name}_minus_im", dtype=walk.elem[im.name],
+                      shape=walk.shape.get(z.name))  # fmt: skip
+    return walk.combine(re, minus, walk.kind[z.name], walk.shape.get(z.name), name)
