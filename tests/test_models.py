@@ -3,7 +3,7 @@ LRU, S4D, FNO-1D and 2-D, GFNet, Llama decoders, FNet and beamformers from jax2o
 MFCC and STFT-mask front ends, a Keras FNO and RoPE attention from tf2onnx; FNO-1D, STFT
 spectrograms and Llama attention from torch.onnx. Each converts, runs in onnxruntime,
 and matches its framework's own outputs (saved beside it) at rtol 1e-4, atol 1e-5.
-(That normalize leaves none of their values untyped is tests/test_normalize.py's.)"""
+(That normalize leaves none of their values untyped is tests/normalize/test_decide.py's.)"""
 
 from pathlib import Path
 
