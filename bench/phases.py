@@ -166,8 +166,8 @@ def instrument(memory: bool = False) -> None:
         dataclasses.replace(p, run=_timed("stage", f"pass {p.name}", p.run))
         for p in pipeline.PASSES
     )
-    _patch(normalize._Walk, "__init__", "stage", "normalize: one reading (_Walk)")
-    _patch(normalize._Walk, "export", "stage", "normalize: export")
+    _patch(normalize.Walk, "__init__", "stage", "normalize: one reading (Walk)")
+    _patch(normalize.Walk, "export", "stage", "normalize: export")
 
 
 def run(model: Path, out: Path, profile: Path | None = None) -> float:

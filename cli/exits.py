@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
@@ -14,7 +15,7 @@ EXIT_VALIDATION = 3
 EXIT_TIMEOUT = 4
 
 
-def exit_with(error: DecomplexError) -> None:
+def exit_with(error: DecomplexError) -> NoReturn:
     """The one-line error, and exit status 1 (2 for an option's value that does not fit
     the model, 4 past the validation time limit)."""
     click.echo(f"error: {error}", err=True)

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
@@ -291,9 +291,9 @@ def _print_result(
                    "written", err=True)  # fmt: skip
 
 
-def _exit_failed(src: Path, dst: Path, result: FileResult, plan: Path | None) -> None:
+def _exit_failed(src: Path, dst: Path, result: FileResult, plan: Path | None) -> NoReturn:
     """The one line a failed validation ends with: which outputs failed, what was
-    written; exit status 3."""
+    written; exit status EXIT_VALIDATION."""
     failed = [f"{o.name} (against {v.reference})" for v in result.validations
               for o in v.outputs if not o.passed]  # fmt: skip
     no_engine = "; no engine was built" if plan is not None and result.engine is None else ""

@@ -89,10 +89,11 @@ def mul(ops, a, b, gauss: bool = False):
 
 
 def square(ops, a):
-    """(ar + i ai)^2 = (|ar| - |ai|)(|ar| + |ai|) + i 2 ar ai: three products as `mul`
-    takes four, with no cancellation in the real part, which is exactly +0 where
-    |ar| = |ai|, as numpy's ar^2 - ai^2 is (that is inf - inf once the squares overflow;
-    (ar - ai)(ar + ai) is -0 at ar = -ai = -1, and the log of a square of -0 turns by pi)"""
+    """(ar + i ai)^2 = (|ar| - |ai|)(|ar| + |ai|) + i 2 ar ai"""
+    # Three products as `mul` takes four, and no cancellation in the real part, which is
+    # exactly +0 where |ar| = |ai|, as numpy's ar^2 - ai^2 is: that is inf - inf once the
+    # squares overflow, and (ar - ai)(ar + ai) is -0 at ar = -ai = -1, where the log of
+    # the square would turn by pi.
     ar, ai = a
     mr, mi = ops.abs(ar), ops.abs(ai)
     re = ops.mul(ops.sub(mr, mi), ops.add(mr, mi))

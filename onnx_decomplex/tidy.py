@@ -141,7 +141,9 @@ def _merge_reshapes(graph: gs.Graph) -> None:
 
 def tidy(graph: gs.Graph) -> gs.Graph:
     """Removes what the rewrite left unused and sorts nodes topologically, where they
-    are not sorted already.
+    are not sorted already. In a graph without subgraphs (whose nodes may read a value
+    by name), a Reshape of a Reshape reads the first one's input, and the readers of an
+    Identity that is no graph output read its input, first.
 
     graphsurgeon's cleanup runs where `_unlink_unused` leaves a graph to it, and where
     there is more to clean: local functions, or a graph input some node produces."""

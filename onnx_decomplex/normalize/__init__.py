@@ -35,8 +35,6 @@ from .tensorflow_ops import TRANSFORMS
 from .tf2onnx import MOVES
 from .walk import Walk
 
-_Walk = Walk  # the name bench/phases.py times one reading by
-
 __all__ = [
     "AXIS_OPS",
     "COMPLEX_OF",

@@ -117,7 +117,7 @@ def _matmul_stacked(ctx, y, x, w: np.ndarray) -> None:
 
 def _matmul_three(ctx, y, x, w: np.ndarray) -> None:
     """x W in three real products (the 3M method): for many rows of x, a product bound
-    by arithmetic; W + Wi is made in numpy."""
+    by arithmetic; Wr + Wi is made in numpy."""
     dtype = ctx.real_dtype(y)
     matmul = functools.partial(ctx.emit, "MatMul")
     pair = cmath.bilinear(ctx, ctx.pair(x, dtype), cmath.split(w.astype(ctx.dtype(y))),

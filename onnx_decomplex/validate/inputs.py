@@ -2,7 +2,8 @@
 edge values.
 
 Random float inputs, and both parts of complex ones, are standard normal with every
-other row scaled by `QUIET`, where an epsilon shows; float and complex inputs also hold
+other row scaled by `QUIET` (rank 2 and more: a row is the last axis), where an epsilon
+shows; float and complex inputs also hold
 `EDGE_VALUES` (`REAL_EDGE_VALUES` for real ones), where math rules break.
 """
 

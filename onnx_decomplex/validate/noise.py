@@ -16,13 +16,15 @@ at seeded random, by one float32 unit roundoff relative to
   each part, which bounds the error of a product's `ac - bd` too;
 - the sum of its terms' sizes, for a node that accumulates (`ACCUMULATING`: the node
   run again on its operands' absolute values), where a sum may cancel far below its
-  terms; a DFT's terms are the whole signal's (`WHOLE_SIGNAL`), and its rounding is at
-  least one of the signal's largest element.
+  terms; every bin of one DFT has its whole signal's terms, and at least its largest
+  element (per transform, never across the batch), and every bin of one STFT frame
+  that frame's.
 
-The noise then flows through every later node as float32's rounding would. An
-element's floor is the furthest any run lands from the unperturbed one; the rewrite
-passes there when it is within its tolerance plus `FACTOR` floors. Graph inputs and
-initializers are not moved: both sides read the same float32 values.
+Nodes that only move or select values (`EXACT`) are not moved, nor are graph inputs
+and initializers: float32 gives them exactly, and both sides read the same values. The
+noise then flows through every later node as float32's rounding would. An element's
+floor is the furthest any run lands from the unperturbed one; the rewrite passes there
+when it is within its tolerance plus `FACTOR` floors.
 """
 
 from __future__ import annotations
@@ -47,8 +49,14 @@ ACCUMULATING = frozenset(
 )  # fmt: skip
 """Ops whose output is a sum: its rounding is relative to the terms, not the sum."""
 
-WHOLE_SIGNAL = frozenset({"DFT", "STFT"})
-"""Accumulators whose every output element sums the whole signal."""
+EXACT = frozenset(
+    {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
+     "Slice", "Gather", "GatherElements", "GatherND", "ScatterND", "ScatterElements",
+     "Compress", "Expand", "Tile", "Pad", "Where", "Trilu", "Constant", "ConstantOfShape",
+     "EyeLike", "Shape", "Size", "Neg", "DepthToSpace", "SpaceToDepth"}
+)  # fmt: skip
+"""Ops that move or select values, or flip a sign: float32 gives them exactly, and they
+are not moved."""
 
 
 def _sizes(x, signal: bool):
@@ -61,19 +69,43 @@ def _sizes(x, signal: bool):
     return np.abs(x)
 
 
-def _scale(run: Callable, op: str, args, kwargs, shape) -> np.ndarray | float:
-    """The size the rounding of one output of `op` is relative to, besides its own: for a
-    sum, the sum of its terms' sizes."""
-    if op not in ACCUMULATING:
+def _moduli(v: np.ndarray) -> np.ndarray:
+    """|v| per element of a complex array; per row of the last axis of a real signal
+    (re alone, or packed (re, im))."""
+    return np.abs(v) if v.dtype.kind == "c" else np.linalg.norm(v, axis=-1)
+
+
+def _dft_axis(node, args, signal: np.ndarray) -> int:
+    """The transform's axis, counted from the front of the signal: an input from opset
+    20 (-2 by default), an attribute before."""
+    given = args[2] if len(args) > 2 and args[2] is not None else getattr(node, "axis", -2)
+    axis = int(np.asarray(given))
+    return axis + signal.ndim + (signal.dtype.kind == "c") if axis < 0 else axis
+
+
+def _per_transform(node, args, terms: np.ndarray) -> np.ndarray:
+    """A DFT's scale, one per transform (broadcast along its axis): the sum of its terms'
+    sizes (bin 0 of the transform of their sizes) or, where larger, its largest element,
+    which an inverse transform's kernel rounds before it divides by N."""
+    signal = args[0]
+    axis = _dft_axis(node, args, signal)
+    scale = np.maximum(np.max(_moduli(terms), axis=axis, keepdims=True),
+                       np.max(_moduli(signal), axis=axis, keepdims=True))  # fmt: skip
+    return scale if terms.dtype.kind == "c" else scale[..., None]
+
+
+def _scale(node, run: Callable, args, kwargs, shape) -> np.ndarray | float:
+    """The size the rounding of one output of `node` is relative to, besides its own: for
+    a sum, the sum of its terms' sizes."""
+    if node.op_type not in ACCUMULATING:
         return 0.0
-    signal = op in WHOLE_SIGNAL
+    signal = node.op_type in ("DFT", "STFT")
     (terms, *_) = run(*(_sizes(a, signal) for a in args), **kwargs)
-    terms = np.abs(terms)
-    if signal:
-        # An inverse transform divides by N last: its kernel rounds the whole signal's
-        # largest element first, whatever the division makes of it.
-        return float(max(np.max(terms, initial=0.0), np.max(np.abs(args[0]), initial=0.0)))
-    return terms if terms.shape == shape else 0.0
+    if node.op_type == "DFT":
+        return _per_transform(node, args, terms)
+    if node.op_type == "STFT":  # each frame's bins: [batch, frames, bins, 2]
+        return np.max(_moduli(terms), axis=2, keepdims=True)[..., None]
+    return np.abs(terms) if terms.shape == shape else 0.0
 
 
 def _jitter(value, scale, rng: np.random.Generator, eps: float):
@@ -84,12 +116,13 @@ def _jitter(value, scale, rng: np.random.Generator, eps: float):
     angle turns on that sign. Infinities and NaNs stay as they are."""
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc":
         return value
+    scale = np.broadcast_to(scale, value.shape)
     size = (np.abs(value) + scale) * eps
     held = ~np.isfinite(size)
 
     def moved(part):
         noisy = part + rng.choice([-1.0, 1.0], value.shape) * np.where(held, 0.0, size)
-        kept = held | ~np.isfinite(part) | ((part == 0) & ~np.any(scale))
+        kept = held | ~np.isfinite(part) | ((part == 0) & (scale == 0))
         return np.where(kept, part, noisy)
 
     out = np.empty_like(value)
@@ -100,26 +133,27 @@ def _jitter(value, scale, rng: np.random.Generator, eps: float):
     return out
 
 
-def _perturbing(run: Callable, op: str, rng: np.random.Generator, eps: float) -> Callable:
-    """`run`, its outputs jittered; the first one, a sum's, relative to its terms."""
+def _perturbing(node, rng: np.random.Generator, eps: float) -> Callable:
+    """`node.run`, its outputs jittered; the first one, a sum's, relative to its terms."""
+    run = node.run
 
     def perturbed(*args, **kwargs):
         first, *rest = run(*args, **kwargs)
-        scale = _scale(run, op, args, kwargs, np.shape(first))
+        scale = _scale(node, run, args, kwargs, np.shape(first))
         return (_jitter(first, scale, rng, eps), *(_jitter(o, 0.0, rng, eps) for o in rest))
 
     return perturbed
 
 
 def _perturb(run: ReferenceEvaluator, rng: np.random.Generator, eps: float) -> None:
-    """Perturbs every node of `run`; a node that runs subgraphs (If, Loop, Scan), through
-    theirs: the evaluators it holds."""
+    """Perturbs every node of `run` but the exact ones; a node that runs subgraphs (If,
+    Loop, Scan), through theirs: the evaluators it holds."""
     for node in run.rt_nodes_:
         inner = [v for v in vars(node).values() if isinstance(v, ReferenceEvaluator)]
         for body in inner:
             _perturb(body, rng, eps)
-        if not inner:
-            node.run = _perturbing(node.run, node.op_type, rng, eps)
+        if not inner and node.op_type not in EXACT:
+            node.run = _perturbing(node, rng, eps)
 
 
 def floors(

@@ -114,6 +114,8 @@ def judge_failures(
     except DecomplexError:
         return  # the float64 reading cannot run: the failure stands as it is
 
+    unmeasured = []  # why float32's noise floor could not be measured, once asked for
+
     @functools.cache
     def floors() -> list[np.ndarray] | None:
         try:
@@ -121,8 +123,9 @@ def judge_failures(
                 return noise.floors(wide, feeds, truth, timeout=deadline.left())
         except ValidationTimeout:
             raise
-        except Exception:
-            return None  # a node the perturbation cannot run: no floor excuses anything
+        except Exception as e:  # a node the perturbation cannot run: no floor excuses anything
+            unmeasured.append(f"float32's noise floor not measured: {e}")
+            return None
 
     for i, (o, e, a, t) in enumerate(
         zip(result.outputs, result.expected, result.actual, truth, strict=True)
@@ -136,13 +139,22 @@ def judge_failures(
         if not o.passed and not o.note:
             floor = functools.partial(_kept, floors, i, keep)
             o = _judge_precision(o, e, a, t, floor, result.atol, result.rtol)
+            if not o.passed and unmeasured:
+                o.note = f"{o.note}; {unmeasured[0]}"
         if left_out:
             o.note = f"{o.note}; {left_out}" if o.note else left_out
         result.outputs[i] = o
 
 
+def _precision(expected: np.ndarray) -> np.dtype:
+    """The real type `expected` is computed in: float32 for complex64."""
+    return np.real(expected.reshape(-1)[:0]).dtype
+
+
 def _kept(floors: Callable, i: int, keep: np.ndarray | None) -> np.ndarray | None:
-    """Output `i`'s floor, at the elements `keep` holds (all for None)."""
+    """Output `i`'s floor, at the elements `keep` holds (all for None); None where it
+    was not measured. A floor of another shape than the output's is returned as it is,
+    for `_floor_share` to refuse."""
     every = floors()
     if every is None:
         return None
@@ -178,7 +190,7 @@ def _judge_precision(
         return result
     ref_off, rewrite_off = _max_distance(expected, truth), _max_distance(actual, truth)
     # The accumulation is in the real type: float32 for complex64.
-    precision = str(np.real(expected.reshape(-1)[:0]).dtype)
+    precision = str(_precision(expected))
     detail = f"reference off by {ref_off:.3g}, rewrite off by {rewrite_off:.3g} against float64"
     if rewrite_off <= PRECISION_FACTOR * ref_off + atol:
         return replace(result, passed=True, note=f"within {precision} accumulation error: {detail}")
@@ -229,7 +241,7 @@ def _leave_out_breakdown(
     with np.errstate(all="ignore"):
         wide = truth.astype(np.complex128 if complex_ else np.float64)
         tol = atol + rtol * np.abs(wide)
-        top = np.finfo(np.real(expected.reshape(-1)[:0]).dtype).max
+        top = np.finfo(_precision(expected)).max
         parts = (wide.real, wide.imag) if complex_ else (wide,)
         beyond = np.logical_or.reduce([~(np.abs(p) <= top) for p in parts])
         broke = beyond | ~(np.abs(expected - wide) <= tol)  # NaN distances count too
@@ -239,7 +251,7 @@ def _leave_out_breakdown(
     keep = ~excused
     e, a, t = expected[keep], values[keep], truth[keep]
     a = cmath.pack(a) if complex_ else a
-    precision = str(np.real(expected.reshape(-1)[:0]).dtype)
+    precision = str(_precision(expected))
     note = (
         f"{int(excused.sum())} of {excused.size} elements left out: {precision} overflows "
         f"or underflows there, in the reference and the rewrite alike"

@@ -72,7 +72,7 @@ class ValidationResult:
     outputs themselves (for a second runtime to be compared with).
 
     `notes` says where the reference was read against onnx.reference's own quirks
-    (see `reference.quirks`); `edges` gives, per complex input, the flat positions
+    (see `reference.quirks`); `edges` gives, per float or complex input, the flat positions
     that hold `EDGE_VALUES`; `actual` holds the rewrite's outputs as the runtime gave
     them (complex ones packed)."""
 

@@ -46,11 +46,44 @@ def test_a_sum_that_cancels_gets_the_roundoff_of_its_terms():
 
 
 def test_a_signed_zero_is_held_exactly():
-    """float32 rounds a zero to itself: an angle at -0 keeps its pi, with no floor."""
-    m = make_model([helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Atan", ["n"], ["y"])],
-                   [vi("x", np.float64, [3])], [vi("y", np.float64, [3])])  # fmt: skip
-    (floor,) = _floor(m, {"x": np.array([0.0, -0.0, 2.0])})
-    assert floor[0] == floor[1] == 0 and floor[2] > 0
+    """float32 rounds a zero to itself: log((1 +- 0i) - 2) keeps its +-pi, with no floor
+    (moved off the zero, its angle would turn by 2 pi)."""
+    two = init("two", np.array(2 + 0j))
+    m = make_model([helper.make_node("Sub", ["z", "two"], ["d"]), helper.make_node("Log", ["d"], ["y"])],
+                   [vi("z", np.complex128, [2])], [vi("y", np.complex128, [2])], [two])  # fmt: skip
+    (floor,) = _floor(m, {"z": np.array([complex(1.0, 0.0), complex(1.0, -0.0)])})
+    assert np.all(floor < 1e-5)
+
+
+def test_a_sums_exact_zero_is_moved_only_where_its_terms_are_not_zero():
+    """A row of zeros times W is exactly zero, with no terms to round; the next row's
+    terms are not zero, and its sums are moved."""
+    w = init("w", np.array([[1.0, -1.0], [1.0, 1.0]]))
+    m = make_model([helper.make_node("MatMul", ["x", "w"], ["p"]), helper.make_node("Neg", ["p"], ["y"])],
+                   [vi("x", np.float64, [2, 2])], [vi("y", np.float64, [2, 2])], [w])  # fmt: skip
+    (floor,) = _floor(m, {"x": np.array([[0.0, 0.0], [1.0, 1.0]])})
+    assert np.all(floor[0] == 0) and np.all(floor[1] > 0)
+
+
+def test_a_transform_of_1e20_widens_its_own_floor_only():
+    """Each batch row is a transform of its own: a 1e20 in one leaves the other's tight."""
+    m = make_model([helper.make_node("DFT", ["x"], ["y"], axis=1)],
+                   [vi("x", np.float64, [2, 8, 2])], [vi("y", np.float64, [2, 8, 2])])  # fmt: skip
+    x = np.zeros((2, 8, 2))
+    x[:, :, 0] = np.arange(8)
+    x[0, 3, 0] = 1e20
+    (floor,) = _floor(m, {"x": x})
+    assert np.all(floor[0] >= EPS * 1e20) and np.all(floor[1] <= 4 * EPS * 28)
+
+
+def test_moving_values_is_exact():
+    """x - Transpose(Transpose(x)) is exactly 0 in float32: no floor."""
+    m = make_model([helper.make_node("Transpose", ["x"], ["t"]),
+                    helper.make_node("Transpose", ["t"], ["u"]),
+                    helper.make_node("Sub", ["x", "u"], ["y"])],
+                   [vi("x", np.float64, [2, 3])], [vi("y", np.float64, [2, 3])])  # fmt: skip
+    (floor,) = _floor(m, {"x": np.arange(6.0).reshape(2, 3) * 1e20})
+    assert np.all(floor == 0)
 
 
 def test_a_branchs_nodes_are_perturbed_inside_it():
