@@ -83,9 +83,9 @@ STACKED_ROWS_UP_TO = 2
 """On the onnxruntime target, x W with a constant complex W (K, N) and at most this many
 rows of x (its static dims but the last, multiplied) stacks x's parts as rows and reads W
 once; with more rows, or a row count that is not static, it takes three real products.
-Measured at K = N = 1024, one thread, against the block form: stacked 0.35-0.5 at 1 row,
-0.44 at 2, 0.78 at 4, 1.03 at 256; three products 0.5-0.83 at 1 row, 0.54 at 2, 0.61-0.71
-at 4, 0.79 at 64 and 256 (`bench/`: matmul_constant_*_onnxruntime_target)."""
+Measured at K = N = 1024, one thread, against the block form: stacked 0.51 at 1 row, 0.59
+at 2, 0.74 at 3, 1.0 at 4, 1.17 at 64; three products 0.67 at 1 and 2 rows, 0.72 at 3,
+0.65 at 4, 0.8 at 64 (`bench/`: matmul_constant_*_onnxruntime_target)."""
 
 
 def _rows(ctx, x) -> int | None:
@@ -97,21 +97,33 @@ def _rows(ctx, x) -> int | None:
     return int(np.prod(shape[:-1], dtype=np.int64))
 
 
-def _matmul_stacked(ctx, y, x, w: np.ndarray) -> None:
-    """x W = [xr; xi] [Wr | Wi], split in four blocks: W is read once, for few rows of x
-    a product bound by the bytes of W.
+_COMBINE = np.array([[1, 0], [0, 1], [0, 1], [-1, 0]])
+"""(xr Wr, xr Wi, xi Wr, xi Wi) -> (xr Wr - xi Wi, xr Wi + xi Wr): products by 0 and
++-1 only, as exact as a Sub and an Add."""
+
+
+def _matmul_stacked(ctx, y, x, w: np.ndarray, shape: list[int]) -> None:
+    """x W = [xr; xi] [Wr | Wi], its four blocks combined by one small product: W is read
+    once, for few rows of x a product bound by the bytes of W. x's `shape` is static but
+    for its last dim (few rows), which is W's first: every Reshape says its sizes.
 
         [xr; xi] [Wr | Wi] = [[xr Wr, xr Wi], [xi Wr, xi Wi]]
         x W = (xr Wr - xi Wi, xr Wi + xi Wr)
     """
     dtype = ctx.real_dtype(y)
+    *lead, m, _ = shape
+    (k, n), r = w.shape, len(lead)
     wr, wi = cmath.split(w.astype(ctx.dtype(y)))
-    rows = ctx.concat(list(ctx.pair(x, dtype)), axis=-2)
-    product = ctx.emit("MatMul", [rows, np.concatenate([wr, wi], axis=1)])
-    from_re, from_im = ctx.split_halves(product, axis=-2)
-    re_wr, re_wi = ctx.split_halves(from_re, axis=-1)
-    im_wr, im_wi = ctx.split_halves(from_im, axis=-1)
-    ctx.set_pair(y, ctx.sub(re_wr, im_wi), ctx.add(re_wi, im_wr))
+    # packed [..., M, K, 2] -> [..., 2, M, K] -> rows [..., 2M, K]
+    parts = ctx.emit("Transpose", [ctx.packed(x, dtype)], {"perm": [*range(r), r + 2, r, r + 1]})
+    rows = ctx.emit("Reshape", [parts, np.array([*lead, 2 * m, k], np.int64)])
+    blocks = ctx.emit("MatMul", [rows, np.concatenate([wr, wi], axis=1)])
+    # [..., 2M, 2N] -> [..., 2 (x's part), M, 2 (W's part), N] -> [..., M, N, 4]
+    blocks = ctx.emit("Reshape", [blocks, np.array([*lead, 2, m, 2, n], np.int64)])
+    perm = [*range(r), r + 1, r + 3, r, r + 2]
+    last = ctx.emit("Transpose", [blocks], {"perm": perm})
+    last = ctx.emit("Reshape", [last, np.array([*lead, m, n, 4], np.int64)])
+    ctx.set_packed(y, ctx.emit("MatMul", [last, _COMBINE.astype(dtype)]))
     ctx.explain(f"x's parts stacked as rows: one real MatMul reads the {w.shape} weight once")
 
 
@@ -136,7 +148,7 @@ def _matmul_by_regime(ctx, y, x, w: np.ndarray) -> bool:
         return False
     rows = _rows(ctx, x)
     if rows is not None and rows <= STACKED_ROWS_UP_TO:
-        _matmul_stacked(ctx, y, x, w)
+        _matmul_stacked(ctx, y, x, w, ctx.shape(x))
     else:
         _matmul_three(ctx, y, x, w)
     return True
