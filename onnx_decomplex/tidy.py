@@ -139,17 +139,33 @@ def _merge_reshapes(graph: gs.Graph) -> None:
         node.inputs[0] = middle.inputs[0].inputs[0]
 
 
+def _bypass_same_reshapes(graph: gs.Graph) -> None:
+    """The readers of a Reshape to the static shape its input already has read its input,
+    where the Reshape's output is not a graph output."""
+    outputs = {id(t) for t in graph.outputs}
+    for node in graph.nodes:
+        if node.op != "Reshape" or len(node.inputs) != 2 or id(node.outputs[0]) in outputs:
+            continue
+        x, target = node.inputs
+        shape = x.shape
+        static = shape is not None and all(isinstance(d, int) for d in shape)
+        if static and isinstance(target, gs.Constant) and list(target.values) == list(shape):
+            _read_instead(node.outputs[0], x)
+
+
 def tidy(graph: gs.Graph) -> gs.Graph:
     """Removes what the rewrite left unused and sorts nodes topologically, where they
     are not sorted already. In a graph without subgraphs (whose nodes may read a value
-    by name), a Reshape of a Reshape reads the first one's input, and the readers of an
-    Identity that is no graph output read its input, first.
+    by name), a Reshape of a Reshape reads the first one's input, and the readers of a
+    Reshape to its input's own static shape, or of an Identity, that is no graph output
+    read its input, first.
 
     graphsurgeon's cleanup runs where `_unlink_unused` leaves a graph to it, and where
     there is more to clean: local functions, or a graph input some node produces."""
     if not any(gs_holds_graphs(n) for n in graph.nodes):
         # Subgraphs may read a value by name: their readers are not all in sight.
         _merge_reshapes(graph)
+        _bypass_same_reshapes(graph)
         _bypass_identities(graph)
     unlinked = _unlink_unused(graph)
     if not unlinked:

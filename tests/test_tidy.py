@@ -76,3 +76,13 @@ def test_an_identity_inside_the_graph_is_bypassed(cdtype):
     nodes = [helper.make_node("Identity", ["z"], ["i"]), helper.make_node("Neg", ["i"], ["y"])]
     m = make_model(nodes, [vi("z", cdtype, [2, 3])], [vi("y", cdtype, [2, 3])])
     assert_rewrites(m, ops={"Neg": 1})
+
+
+def test_a_reshape_to_its_inputs_own_shape_is_bypassed(cdtype):
+    nodes = [
+        helper.make_node("Reshape", ["z", "same"], ["r"]),
+        helper.make_node("Neg", ["r"], ["y"]),
+    ]
+    m = make_model(nodes, [vi("z", cdtype, [2, 3])], [vi("y", cdtype, [2, 3])],
+                   [init("same", np.array([2, 3], np.int64))])  # fmt: skip
+    assert_rewrites(m, ops={"Neg": 1})
