@@ -125,18 +125,42 @@ def _read_instead(old: gs.Tensor, new: gs.Tensor) -> None:
 
 
 def _merge_reshapes(graph: gs.Graph) -> None:
-    """A Reshape of a Reshape reads the first one's input: the second's target says the
-    whole shape, unless it holds a 0, which copies a dim of the middle shape. The first
-    one goes where nothing else reads it."""
+    """A Reshape of a Reshape reads the first one's input, where the second's target is a
+    constant that `_through` can say in terms of that input."""
+    taken = None
     for node in graph.nodes:
-        if node.op != "Reshape" or len(node.inputs) != 2:
+        if node.op != "Reshape" or len(node.inputs) != 2 or node.attrs.get("allowzero", 0):
             continue
         middle, target = node.inputs
         if len(middle.inputs) != 1 or middle.inputs[0].op != "Reshape":
             continue
-        if not isinstance(target, gs.Constant) or np.any(target.values == 0):
+        inner = middle.inputs[0]
+        merged = _through(target.values, inner) if isinstance(target, gs.Constant) else None
+        if merged is None:
             continue
-        node.inputs[0] = middle.inputs[0].inputs[0]
+        if not np.array_equal(merged, target.values):
+            taken = taken if taken is not None else set(graph.tensors())
+            target = gs.Constant(fresh_name(f"{node.name}_target", taken), merged)
+        node.inputs[0], node.inputs[1] = inner.inputs[0], target
+
+
+def _through(target: np.ndarray, inner: gs.Node) -> np.ndarray | None:
+    """`target`, a Reshape's, for the input of the Reshape `inner` before it: a 0 copies a
+    dim of the middle shape, which is the input's own where `inner` copied it too (a 0
+    at the same place), and a known size where `inner` set it; None where it is neither."""
+    target = np.asarray(target)
+    zeros = np.flatnonzero(target == 0)
+    if not zeros.size:
+        return target
+    first = inner.inputs[1]
+    if not isinstance(first, gs.Constant) or inner.attrs.get("allowzero", 0):
+        return None
+    first = np.asarray(first.values)
+    if zeros[-1] >= first.size or np.any(first[zeros] < 0):
+        return None
+    merged = target.copy()
+    merged[zeros] = first[zeros]
+    return merged
 
 
 def _bypass_same_reshapes(graph: gs.Graph) -> None:
@@ -164,9 +188,9 @@ def tidy(graph: gs.Graph) -> gs.Graph:
     there is more to clean: local functions, or a graph input some node produces."""
     if not any(gs_holds_graphs(n) for n in graph.nodes):
         # Subgraphs may read a value by name: their readers are not all in sight.
+        _bypass_identities(graph)
         _merge_reshapes(graph)
         _bypass_same_reshapes(graph)
-        _bypass_identities(graph)
     unlinked = _unlink_unused(graph)
     if not unlinked:
         graph.cleanup(remove_unused_graph_inputs=False)

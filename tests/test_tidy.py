@@ -63,11 +63,21 @@ def test_a_reshape_chain_becomes_one_reshape(cdtype):
     assert_rewrites(m, ops={"Reshape": 1})
 
 
-def test_a_reshape_that_copies_a_middle_dim_is_kept(cdtype):
-    """A 0 in the second target copies a dim of the first one's result: both stay."""
+def test_a_zero_that_copies_a_size_the_first_reshape_set_takes_that_size(cdtype):
+    """[2, 3] -> [6, 1] -> [0, -1]: the 0 copies the 6 the first target set, so the
+    second reads z with [6, -1]."""
     nodes = [helper.make_node("Reshape", ["z", "flat"], ["f"]),
              helper.make_node("Reshape", ["f", "same"], ["y"])]  # fmt: skip
     inits = [init("flat", np.array([6, 1], np.int64)), init("same", np.array([0, -1], np.int64))]
+    m = make_model(nodes, [vi("z", cdtype, [2, 3])], [vi("y", cdtype, [6, 1])], inits)
+    assert_rewrites(m, ops={"Reshape": 1})
+
+
+def test_a_reshape_that_copies_a_dim_the_first_one_inferred_is_kept(cdtype):
+    """A 0 in the second target copies a dim the first one left to -1: both stay."""
+    nodes = [helper.make_node("Reshape", ["z", "flat"], ["f"]),
+             helper.make_node("Reshape", ["f", "same"], ["y"])]  # fmt: skip
+    inits = [init("flat", np.array([-1, 1], np.int64)), init("same", np.array([0, -1], np.int64))]
     m = make_model(nodes, [vi("z", cdtype, [2, 3])], [vi("y", cdtype, [6, 1])], inits)
     assert_rewrites(m, ops={"Reshape": 2})
 

@@ -119,6 +119,18 @@ def rotate(ctx, y, z, w, dtype) -> bool:
     return False
 
 
+def _restored(ctx, zp, z_shape: list, three_d: bool):
+    """The target that gives the node's output back z's packed shape: a constant where
+    z's dims are static past those the node keeps in place (B, S; or B, H, S), which it
+    copies with 0; else zp's Shape. A constant lets the cleanup merge what follows."""
+    kept = 2 if three_d else 3
+    if all(isinstance(d, int) for d in z_shape):
+        return np.array([*z_shape, 2], np.int64)
+    if all(isinstance(d, int) for d in z_shape[kept:]):
+        return np.array([0] * kept + [*z_shape[kept:], 2], np.int64)
+    return ctx.emit("Shape", [zp])
+
+
 def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
     """The opset-23 node, with [B, S, D/2] caches; None when it is made, else why not."""
     rank = len(z_shape)
@@ -147,7 +159,7 @@ def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
     x = ctx.emit("Reshape", [zp, np.array([0, 0, -1] if three_d else [0, 0, 0, -1], np.int64)])
     attrs = {"interleaved": 1, **({"num_heads": heads} if three_d else {})}
     rotated = ctx.emit("RotaryEmbedding", [x, *caches], attrs)
-    ctx.set_packed(y, ctx.emit("Reshape", [rotated, shape]))
+    ctx.set_packed(y, ctx.emit("Reshape", [rotated, _restored(ctx, zp, z_shape, three_d)]))
     ctx.explain(
         f"complex times a position table: one RotaryEmbedding ({'3-D' if three_d else '4-D'})"
     )
@@ -182,13 +194,11 @@ def _contrib(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
             ctx.emit("Expand", [ctx.emit("Reshape", [p, dims.astype(np.int64)]), to])
             for p in ctx.pair(w, dtype)
         ]
-    static = all(isinstance(d, int) for d in z_shape)
-    shape = np.array([*z_shape, 2], np.int64) if static else ctx.emit("Shape", [zp])
     x = ctx.emit("Reshape", [zp, np.array([0, 0, -1] if three_d else [0, 0, 0, -1], np.int64)])
     position = np.array([0], np.int64)
     attrs = {"interleaved": 1, **({"num_heads": heads} if three_d else {})}
     rotated = ctx.emit("RotaryEmbedding", [x, position, *caches], attrs, domain=CONTRIB)
-    ctx.set_packed(y, ctx.emit("Reshape", [rotated, shape]))
+    ctx.set_packed(y, ctx.emit("Reshape", [rotated, _restored(ctx, zp, z_shape, three_d)]))
     ctx.explain(
         f"complex times a position table: one com.microsoft.RotaryEmbedding "
         f"({'3-D' if three_d else '4-D'})"
