@@ -139,9 +139,17 @@ def _merge_reshapes(graph: gs.Graph) -> None:
         if merged is None:
             continue
         if not np.array_equal(merged, target.values):
-            taken = taken if taken is not None else set(graph.tensors())
+            taken = taken if taken is not None else _names(graph)
             target = gs.Constant(fresh_name(f"{node.name}_target", taken), merged)
         node.inputs[0], node.inputs[1] = inner.inputs[0], target
+
+
+def _names(graph: gs.Graph) -> set[str]:
+    """The names of the values `graph`'s nodes and its inputs and outputs use (without
+    graphsurgeon's map of tensors, which a large graph builds once)."""
+    values = [*graph.inputs, *graph.outputs]
+    values += [t for n in graph.nodes for t in [*n.inputs, *n.outputs]]
+    return {t.name for t in values}
 
 
 def _through(target: np.ndarray, inner: gs.Node) -> np.ndarray | None:
