@@ -783,6 +783,14 @@ def split(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(value.real, order="C"), np.array(value.imag, order="C")
 
 
+def join(re, im, dtype) -> np.ndarray:
+    """re + i im as a complex array of `dtype`, part by part: re + 1j * im would turn an
+    infinite part times 0j into a NaN in the other part."""
+    out = np.empty(np.broadcast_shapes(np.shape(re), np.shape(im)), dtype)
+    out.real, out.imag = re, im
+    return out
+
+
 def pack(value, dtype=None) -> np.ndarray:
     """A complex array of shape S as a real array of shape S + [2] holding (real,
     imaginary) on its last axis.
@@ -815,7 +823,4 @@ def unpack(packed, dtype=None) -> np.ndarray:
     packed = np.asarray(packed)
     if packed.ndim == 0 or packed.shape[-1] != 2:
         raise ValueError(f"a packed array ends in an axis of 2, not one of shape {packed.shape}")
-    out = np.empty(packed.shape[:-1], dtype or np.result_type(packed.dtype, np.complex64))
-    # Not re + 1j * im, which makes inf * 0j a NaN real part.
-    out.real, out.imag = packed[..., 0], packed[..., 1]
-    return out
+    return join(packed[..., 0], packed[..., 1], dtype or np.result_type(packed.dtype, np.complex64))

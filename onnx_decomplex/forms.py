@@ -136,10 +136,7 @@ class Forms:
     def set_pair(self, out: gs.Tensor, re: Part, im: Part) -> None:
         """Records (re, im) as the pair form of complex value `out`."""
         if _is_np(re) and _is_np(im):
-            # Part by part: re + 1j * im turns an infinite im into a NaN re (0 * inf).
-            value = np.empty(np.broadcast_shapes(np.shape(re), np.shape(im)), self.dtype(out))
-            value.real, value.imag = re, im
-            self.set_constant(out, value)
+            self.set_constant(out, cmath.join(re, im, self.dtype(out)))
             return
         form = self._at(out)
         form.pair = (re, im)

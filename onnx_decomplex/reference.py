@@ -49,9 +49,7 @@ def unpack(packed: np.ndarray) -> np.ndarray:
     """Real array of shape S + [2] -> z of shape S, part for part: an infinite part
     stays alone (re + 1j * im would turn inf * 0 into a NaN in the other part)."""
     packed = np.asarray(packed)
-    z = np.empty(packed.shape[:-1], np.result_type(packed.dtype, np.complex64))
-    z.real, z.imag = packed[..., 0], packed[..., 1]
-    return z
+    return cmath.join(packed[..., 0], packed[..., 1], np.result_type(packed.dtype, np.complex64))
 
 
 class Abs(OpRun):
