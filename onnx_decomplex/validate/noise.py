@@ -35,6 +35,7 @@ import numpy as np
 import onnx
 from onnx.reference import ReferenceEvaluator
 
+from .. import cmath
 from ..reference import evaluator, quietly
 
 RUNS = 3
@@ -48,6 +49,9 @@ ACCUMULATING = frozenset(
      "ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare"}
 )  # fmt: skip
 """Ops whose output is a sum: its rounding is relative to the terms, not the sum."""
+
+TRANSFORMS = frozenset({"DFT", "STFT"})
+"""Sums whose bins each take a whole transform's (or frame's) terms."""
 
 EXACT = frozenset(
     {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
@@ -84,13 +88,17 @@ def _dft_axis(node, args, signal: np.ndarray) -> int:
 
 
 def _per_transform(node, args, terms: np.ndarray) -> np.ndarray:
-    """A DFT's scale, one per transform (broadcast along its axis): the sum of its terms'
-    sizes (bin 0 of the transform of their sizes) or, where larger, its largest element,
-    which an inverse transform's kernel rounds before it divides by N."""
-    signal = args[0]
-    axis = _dft_axis(node, args, signal)
-    scale = np.maximum(np.max(_moduli(terms), axis=axis, keepdims=True),
-                       np.max(_moduli(signal), axis=axis, keepdims=True))  # fmt: skip
+    """A transform's scale, one per transform (broadcast along its bins): for a DFT, the
+    sum of its terms' sizes (bin 0 of the transform of their sizes) or, where larger,
+    its largest element, which an inverse transform's kernel rounds before it divides by
+    N; for an STFT, each frame's sum (its bins are axis 2: [batch, frames, bins])."""
+    if node.op_type == "STFT":
+        scale = np.max(_moduli(terms), axis=2, keepdims=True)
+    else:
+        signal = args[0]
+        axis = _dft_axis(node, args, signal)
+        scale = np.maximum(np.max(_moduli(terms), axis=axis, keepdims=True),
+                           np.max(_moduli(signal), axis=axis, keepdims=True))  # fmt: skip
     return scale if terms.dtype.kind == "c" else scale[..., None]
 
 
@@ -99,12 +107,10 @@ def _scale(node, run: Callable, args, kwargs, shape) -> np.ndarray | float:
     a sum, the sum of its terms' sizes."""
     if node.op_type not in ACCUMULATING:
         return 0.0
-    signal = node.op_type in ("DFT", "STFT")
-    (terms, *_) = run(*(_sizes(a, signal) for a in args), **kwargs)
-    if node.op_type == "DFT":
+    transform = node.op_type in TRANSFORMS
+    (terms, *_) = run(*(_sizes(a, transform) for a in args), **kwargs)
+    if transform:
         return _per_transform(node, args, terms)
-    if node.op_type == "STFT":  # each frame's bins: [batch, frames, bins, 2]
-        return np.max(_moduli(terms), axis=2, keepdims=True)[..., None]
     return np.abs(terms) if terms.shape == shape else 0.0
 
 
@@ -125,12 +131,9 @@ def _jitter(value, scale, rng: np.random.Generator, eps: float):
         kept = held | ~np.isfinite(part) | ((part == 0) & (scale == 0))
         return np.where(kept, part, noisy)
 
-    out = np.empty_like(value)
     if value.dtype.kind == "c":  # part by part: re + 1j im would lose a -0 imaginary part
-        out.real, out.imag = moved(value.real), moved(value.imag)
-    else:
-        out[...] = moved(value)
-    return out
+        return cmath.join(moved(value.real), moved(value.imag), value.dtype)
+    return moved(value).astype(value.dtype, copy=False)
 
 
 def _perturbing(node, rng: np.random.Generator, eps: float) -> Callable:

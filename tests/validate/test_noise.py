@@ -1,6 +1,7 @@
 """Float32's noise floor, measured by perturbing the float64 reference run."""
 
 import numpy as np
+import pytest
 from helpers import init, make_model, vi
 from onnx import helper
 
@@ -97,3 +98,18 @@ def test_a_branchs_nodes_are_perturbed_inside_it():
     x[0, :, 0] = [1e8, 1, 1e8, 1]  # the odd bins cancel the 1e8 exactly
     (floor,) = _floor(m, {"c": np.array(True), "x": x})
     assert np.all(floor[0, 1] >= EPS * 1e8)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_each_stft_frame_takes_its_own_floor(dtype):
+    """Frames are transforms of their own: a 1e8 in the first widens its bins only, for a
+    real signal (packed bins) and a complex one (complex bins) alike."""
+    step, length = init("step", np.array(4, np.int64)), init("length", np.array(4, np.int64))
+    m = make_model([helper.make_node("STFT", ["x", "step", "", "length"], ["y"], onesided=0)],
+                   [vi("x", dtype, [1, 8] if dtype == np.complex128 else [1, 8, 1])],
+                   [vi("y", dtype, None)], [step, length], opset=17)  # fmt: skip
+    x = np.arange(8.0).reshape(1, 8)
+    x[0, 1] = 1e8
+    x = x.astype(dtype) if dtype == np.complex128 else x[..., None]
+    (floor,) = _floor(m, {"x": x})
+    assert np.all(floor[0, 0] >= EPS * 1e8) and np.all(floor[0, 1] <= 4 * EPS * 30)
