@@ -27,7 +27,6 @@ values; the default takes three for these ops.
 
 from __future__ import annotations
 
-import functools
 import string
 
 import numpy as np
@@ -88,10 +87,9 @@ at 2, 0.74 at 3, 1.0 at 4, 1.17 at 64; three products 0.67 at 1 and 2 rows, 0.72
 0.65 at 4, 0.8 at 64 (`bench/`: matmul_constant_*_onnxruntime_target)."""
 
 
-def _rows(ctx, x) -> int | None:
-    """How many rows x W multiplies: x's dims but the last, multiplied; None where one
-    is not static."""
-    shape = ctx.shape(x)
+def _rows(shape: list | None) -> int | None:
+    """How many rows x W multiplies, for x of `shape`: its dims but the last, multiplied;
+    None where one is not static."""
     if shape is None or not all(isinstance(d, int) for d in shape[:-1]):
         return None
     return int(np.prod(shape[:-1], dtype=np.int64))
@@ -131,9 +129,8 @@ def _matmul_three(ctx, y, x, w: np.ndarray) -> None:
     """x W in three real products (the 3M method): for many rows of x, a product bound
     by arithmetic; Wr + Wi is made in numpy."""
     dtype = ctx.real_dtype(y)
-    matmul = functools.partial(ctx.emit, "MatMul")
     pair = cmath.bilinear(ctx, ctx.pair(x, dtype), cmath.split(w.astype(ctx.dtype(y))),
-                          lambda p, q: matmul([p, q]), gauss=True)  # fmt: skip
+                          lambda p, q: ctx.emit("MatMul", [p, q]), gauss=True)  # fmt: skip
     ctx.set_pair(y, *pair)
     ctx.explain("three real MatMuls (3M) with a constant weight, for many rows")
 
@@ -146,9 +143,10 @@ def _matmul_by_regime(ctx, y, x, w: np.ndarray) -> bool:
     rank = ctx.rank(x)
     if not ctx.contrib or w.ndim != 2 or rank is None or rank < 2 or w.size == 0:
         return False
-    rows = _rows(ctx, x)
+    shape = ctx.shape(x)
+    rows = _rows(shape)
     if rows is not None and rows <= STACKED_ROWS_UP_TO:
-        _matmul_stacked(ctx, y, x, w, ctx.shape(x))
+        _matmul_stacked(ctx, y, x, w, shape)
     else:
         _matmul_three(ctx, y, x, w)
     return True

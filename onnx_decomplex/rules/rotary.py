@@ -119,16 +119,17 @@ def rotate(ctx, y, z, w, dtype) -> bool:
     return False
 
 
-def _restored(ctx, zp, z_shape: list, three_d: bool):
+def _restored(ctx, zp, z_shape: list, three_d: bool, shape=None):
     """The target that gives the node's output back z's packed shape: a constant where
     z's dims are static past those the node keeps in place (B, S; or B, H, S), which it
-    copies with 0; else zp's Shape. A constant lets the cleanup merge what follows."""
+    copies with 0; else zp's Shape (`shape`, where the caller made it already). A
+    constant lets the cleanup merge what follows."""
     kept = 2 if three_d else 3
     if all(isinstance(d, int) for d in z_shape):
         return np.array([*z_shape, 2], np.int64)
     if all(isinstance(d, int) for d in z_shape[kept:]):
         return np.array([0] * kept + [*z_shape[kept:], 2], np.int64)
-    return ctx.emit("Shape", [zp])
+    return shape if shape is not None else ctx.emit("Shape", [zp])
 
 
 def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
@@ -146,7 +147,7 @@ def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
     target = [z_shape[0], z_shape[seq], z_shape[-1]]
     static = all(isinstance(d, int) for d in z_shape)
     if static:
-        shape, to = np.array([*z_shape, 2], np.int64), np.array(target, np.int64)
+        shape, to = None, np.array(target, np.int64)
     else:
         shape = ctx.emit("Shape", [zp])
         to = ctx.emit("Gather", [shape, np.array([0, seq, rank - 1], np.int64)])
@@ -159,7 +160,8 @@ def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
     x = ctx.emit("Reshape", [zp, np.array([0, 0, -1] if three_d else [0, 0, 0, -1], np.int64)])
     attrs = {"interleaved": 1, **({"num_heads": heads} if three_d else {})}
     rotated = ctx.emit("RotaryEmbedding", [x, *caches], attrs)
-    ctx.set_packed(y, ctx.emit("Reshape", [rotated, _restored(ctx, zp, z_shape, three_d)]))
+    back = _restored(ctx, zp, z_shape, three_d, shape)
+    ctx.set_packed(y, ctx.emit("Reshape", [rotated, back]))
     ctx.explain(
         f"complex times a position table: one RotaryEmbedding ({'3-D' if three_d else '4-D'})"
     )
