@@ -169,7 +169,7 @@ def print_engine(console: Console, result: FileResult) -> None:
 
 def print_validation(console: Console, v: ValidationResult | None) -> None:
     """PASSED or FAILED per output, led by the worst error as a share of the tolerance
-    (1 is its edge; of the tolerance widened by float32's noise floor, where that is what
+    (1 is its edge; of the tolerance widened by its precision's noise floor, where that is what
     it passed by), then the relative error on the ordinary elements; the elements
     that depend on edge values on a line of their own. A FAILED line also gives the
     max absolute error."""
@@ -190,7 +190,7 @@ def print_validation(console: Console, v: ValidationResult | None) -> None:
         where = " on ordinary elements" if split else ""
         worst = f", max abs error {o.max_abs:.3g}" if not o.passed else ""
         share = (f"{o.max_tol:.2g} of the tolerance" if o.floor_tol is None else
-                 f"{o.floor_tol:.2g} of the tolerance widened by float32's noise floor")  # fmt: skip
+                 f"{o.floor_tol:.2g} of the tolerance widened by {o.floor_of}'s noise floor")  # fmt: skip
         console.print(
             f"  {status} {o.name}: {share}, max rel error {rel:.3g}{where}{worst}{note}",
             highlight=False,

@@ -46,8 +46,8 @@ class OutputError:
     version 1 report. Where the inputs held edge values, the errors split by whether
     elements depend on them (`validate.EdgeSplit`): `edge_*` of those, `ordinary_*` of
     the others; None without edge values, and in reports before version 3. `floor_tol`:
-    the share of the tolerance widened by float32's noise floor, where the output passed
-    by that (`validate.OutputResult`)."""
+    the share of the tolerance widened by the noise floor of `floor_of` (float32 or
+    float64), where the output passed by that (`validate.OutputResult`)."""
 
     name: str
     passed: bool
@@ -60,6 +60,7 @@ class OutputError:
     ordinary_max_rel: float | None = None
     ordinary_max_tol: float | None = None
     floor_tol: float | None = None
+    floor_of: str | None = None
 
 
 @dataclass
@@ -186,6 +187,7 @@ def _errors(v) -> list[OutputError]:
             _finite(o.max_tol),
             *_split(o.edges),
             o.floor_tol,
+            o.floor_of,
         )  # fmt: skip
         for o in v.outputs
     ]

@@ -6,7 +6,7 @@ computes is what the original model means. Three guards keep the verdict honest:
 - a time limit for the whole comparison (`DEFAULT_TIMEOUT`, `ValidationTimeout`);
 - a failure at float32 is judged again against the original run in float64, within
   float32's noise floor there (`noise`), so that float32's rounding, which both sides
-  make, is not blamed on the rewrite;
+  make, is not blamed on the rewrite; a failure at float64, within float64's own;
 - random inputs carry `EDGE_VALUES`, where math rules break, and quiet rows (`QUIET`),
   where an epsilon shows.
 
@@ -19,7 +19,8 @@ By concern:
 - `runners`: the reference evaluator's run and onnxruntime's, its providers, and the
   `Deadline` both share;
 - `judge`: tolerances, one output compared, and the split by edge values; `precision`:
-  the float64 rejudge, with float32's breakdown left out; `noise`: float32's noise floor;
+  the float64 rejudge, with float32's breakdown left out; `noise`: a precision's noise
+  floor;
 - `results`: what is reported (`OutputResult`, `EdgeSplit`, `ValidationResult`) and the
   outputs `--save-outputs` writes.
 """

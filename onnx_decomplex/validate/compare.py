@@ -37,7 +37,9 @@ def validate(
     the float32 reference is, or when every element is within its tolerance plus
     `noise.FACTOR` times float32's noise floor there (`OutputResult.floor_tol`); its
     note gives both distances. Elements where float32 itself breaks down are left
-    out first. Zero `atol` and `rtol` ask for equality and skip both.
+    out first. A failed output of a model that computes in float64 passes where every
+    element is within its tolerance plus `noise.FACTOR` times float64's own noise
+    floor. Zero `atol` and `rtol` ask for equality and skip all of these.
 
     Where the inputs hold edge values, each output is also judged on the same inputs
     without them, and its errors split by what depends on them (`OutputResult.edges`).

@@ -1,12 +1,13 @@
-"""Float32's noise floor: how far float32 arithmetic alone may move each output.
+"""A precision's noise floor: how far its arithmetic alone may move each output.
 
 An output that fails its tolerance while the model computes in float32 is judged
-again against the model run in float64 (`precision.upcast`). How far a float32
-computation may land from that depends on the computation, not on a fixed multiple
-of anything: a product of ordinary values stays within a few units of roundoff,
-while a DFT's bin is off by roundoff times the whole signal's size, and a log of a
-bin that nearly cancels, or a sum of such logs that cancels again (an MFCC), is off
-by far more than its own size would say.
+again against the model run in float64 (`precision.upcast`), and one of a model that
+computes in float64 against its own run, with float64's unit roundoff in place of
+float32's below. How far a float32 computation may land from that depends on the
+computation, not on a fixed multiple of anything: a product of ordinary values stays
+within a few units of roundoff, while a DFT's bin is off by roundoff times the whole
+signal's size, and a log of a bin that nearly cancels, or a sum of such logs that
+cancels again (an MFCC), is off by far more than its own size would say.
 
 `floors` measures that per element, by Monte Carlo arithmetic at node granularity:
 the float64 model runs `RUNS` times, and each node's outputs are moved up or down,

@@ -29,9 +29,10 @@ class OutputResult:
             tolerance's edge).
         edges: Where the inputs held edge values, the elements of this output that
             depend on them (see `EdgeSplit`); None for no edge values.
-        floor_tol: Where it passed only once float32's noise floor widened its
+        floor_tol: Where it passed only once its precision's noise floor widened its
             tolerance (see `noise`), its worst error as a share of the widened one;
             None otherwise.
+        floor_of: The precision whose noise floor that was ("float32", "float64").
     """
 
     name: str
@@ -42,6 +43,7 @@ class OutputResult:
     max_tol: float = 0.0
     edges: EdgeSplit | None = None
     floor_tol: float | None = None
+    floor_of: str | None = None
 
 
 @dataclass

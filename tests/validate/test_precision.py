@@ -115,3 +115,46 @@ def test_what_is_not_rejudged():
     for result in (_square_with(x, y, atol=0, rtol=0), _square_with(x, y, expected=saved),
                    _square_with([1e200, 2.0, 3.0], y, np.float64)):  # fmt: skip
         assert not result.passed and result.note == "infinities or NaNs differ"
+
+
+def _asin_of_quotient() -> tuple[onnx.ModelProto, dict]:
+    """asin(x / x) in complex128: numpy's x / x is 1 for most x and one unit off for
+    the rest, and asin near 1 turns that unit into about 1e-8."""
+    c128 = np.complex128
+    model = make_model(
+        [helper.make_node("Div", ["x", "x"], ["q"]), helper.make_node("Asin", ["q"], ["y"])],
+        [vi("x", c128, [64])],
+        [vi("y", c128, [64])],
+    )
+    rng = np.random.default_rng(1)
+    return model, {"x": rng.standard_normal(64) + 1j * rng.standard_normal(64)}
+
+
+TIGHT = {"atol": 1e-13, "rtol": 1e-13}
+
+
+def test_float64_ill_conditioning_is_judged_within_float64s_noise_floor():
+    model, feeds = _asin_of_quotient()
+    out, _ = decomplex(model)
+    (result,) = validate(model, out, feeds, **TIGHT).outputs
+    assert result.max_tol > 1e3, "the model no longer shows the effect"
+    assert result.passed, result
+    assert result.floor_of == "float64" and result.floor_tol <= 1
+
+
+def test_a_wrong_float64_rewrite_still_fails_within_its_noise_floor():
+    """The floor is float64's: a rewrite off by far less than the 1e-8 above, at an
+    ordinary element, still fails."""
+    model = make_model(
+        [helper.make_node("Mul", ["x", "x"], ["y"])],
+        [vi("x", np.complex128, [8])],
+        [vi("y", np.complex128, [8])],
+    )
+    out, _ = decomplex(model)
+    for node in out.graph.node:
+        if node.op_type == "Mul":
+            node.input[1] = node.input[0]  # (re, im) * (re, re): off wherever im != re
+            break
+    feeds = {"x": np.linspace(1, 2, 8) * (1 + 1e-9j)}
+    (result,) = validate(model, out, feeds, **TIGHT).outputs
+    assert not result.passed and result.floor_of is None
