@@ -61,7 +61,8 @@ def judge_without_edges(result: ValidationResult, plain: ValidationResult) -> No
     for o, p, e, a, q in rows:
         if o.passed and not p.passed:
             note = f": {p.note}" if p.note else ""
-            o.passed, o.floor_tol, o.floor_of = False, None, None  # what it passed by no longer stands
+            # What it passed by no longer stands.
+            o.passed, o.floor_tol, o.floor_of = False, None, None
             o.note = (f"on the same inputs without edge values, {p.max_tol:.2g} of the "
                       f"tolerance, max abs error {p.max_abs:.3g}{note}")  # fmt: skip
         if e.dtype.kind == "c" and a.shape == (*e.shape, 2):
