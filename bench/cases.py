@@ -441,6 +441,22 @@ def spectral_filter(rng, b=64, c=64, n=128) -> Case:
                 target="onnxruntime")  # fmt: skip
 
 
+def spectral_filter_half(rng, b=8, c=64, n=128, modes=None, goal=0.6) -> Case:
+    """A spectral filter as exporters spell rfft and irfft (the fixtures'
+    `half_spectrum_filter`):
+    every bin weighted, or with `modes` only the lowest ones (a Fourier Neural Operator
+    layer's), with `--target onnxruntime`, against the same block with DFT nodes."""
+    kept = modes or n // 2 + 1
+    model = FIXTURES.half_spectrum_filter([b, c, n], _crandn(rng, (c, kept)))
+    with_dft_nodes, _ = decomplex(model)
+    feeds = {"x": rng.standard_normal((b, c, n)).astype(np.float32)}
+    name = f"{'fno_modes' if modes else 'spectral_filter_half'}_b{b}c{c}n{n}" + (
+        f"m{modes}" if modes else ""
+    )
+    baselines = [Baseline("the same block with DFT nodes", with_dft_nodes, feeds, goal=goal)]
+    return Case(f"{name}_onnxruntime_target", model, feeds, baselines, target="onnxruntime")
+
+
 def all_cases(rng, quick: bool = False) -> list[Case]:
     """Every case; `quick` shrinks the sizes so that a smoke run takes seconds."""
     if quick:
@@ -456,6 +472,8 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
             elementwise_mul(rng, n=4096, strategy="gauss"), fnet(rng, b=2, s=8, d=16),
             fnet(rng, b=2, s=8, d=16, target="tensorrt"),
             fnet(rng, b=2, s=8, d=16, target="onnxruntime"), spectral_filter(rng, b=2, c=4, n=8),
+            spectral_filter_half(rng, b=2, c=4, n=16),
+            spectral_filter_half(rng, b=2, c=4, n=64, modes=4, goal=0.3),
         ]  # fmt: skip
     return [
         rope_llama(rng), rope_llama(rng, target_opset=23), rope_llama(rng, target="onnxruntime"),
@@ -466,5 +484,6 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         matmul_constant(rng, rows=64, target="onnxruntime", goal=0.8),
         matmul_runtime(rng, strategy="four"), elementwise_mul(rng, strategy="gauss"),
         fnet(rng), fnet(rng, target="tensorrt"), fnet(rng, target="onnxruntime"),
-        spectral_filter(rng),
+        spectral_filter(rng), spectral_filter_half(rng),
+        spectral_filter_half(rng, n=1024, modes=16, goal=0.3),
     ]  # fmt: skip

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from ..affine import fuse
 from ..options import Options
 from ..trt.lower import lower, lower_for_tensorrt
 from ..trt.narrow import Narrowed, narrow_double
@@ -30,8 +31,10 @@ def run(state: State, options: Options) -> State:
     target, report = options.target.target, state.report
     report.target = target
     narrowed = Narrowed()
+    fused = []
     if target == "onnxruntime":
-        out, lowered = lower(state.model, state.opset, FASTER_ON_ONNXRUNTIME, strict=False,
+        model, fused = fuse(state.model, MATMUL_DFT_MAX_LENGTH)
+        out, lowered = lower(model, state.opset, FASTER_ON_ONNXRUNTIME, strict=False,
                              max_length=MATMUL_DFT_MAX_LENGTH)  # fmt: skip
     elif target == "tensorrt":
         out, lowered = lower_for_tensorrt(state.model, state.opset)
@@ -39,10 +42,10 @@ def run(state: State, options: Options) -> State:
             out, narrowed = narrow_double(out, state.external_dir)
     else:
         return state
-    report.lowered, report.lowering_notes = lowered.ops, lowered.notes
+    report.lowered, report.lowering_notes = lowered.ops, [*fused, *lowered.notes]
     report.matrix_bytes = lowered.matrix_bytes
     report.narrowed, report.clamped = narrowed.places, narrowed.clamped
-    if out is not state.model:
+    if out is not state.model or fused:
         fill_output_shapes(out)
         state.model = out
     return state

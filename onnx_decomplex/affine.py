@@ -1,0 +1,599 @@
+"""Affine maps of one real signal, found by what they compute, run as one product.
+
+A spectral filter is spelled many ways: a onesided DFT or a Slice to half the bins,
+the weights, zeros padded or scattered in past the modes it keeps, the Hermitian
+mirror and its conjugate, the inverse DFT and its real part. After the rewrite, every
+spelling is a chain of real ops that is affine in the one real signal x it starts
+from, along x's last axis:
+
+    y = x M^T + b         M: [..., N', N], one per channel where the weights differ
+
+`fuse` finds such chains by the ops they hold, not by their order (`carriers`): from a
+DFT, back to the one value its signal is affine in, and on to the values that leave
+the chain. It reads M and b off the chain itself, run in onnxruntime on basis vectors
+(`_probe`), checks them on random signals, and puts one product in the chain's place
+where that costs less than the chain (`COST`): x M^T, or (x A) B where M has low rank,
+as a Fourier layer's few kept modes give it (`[N, r]` and `[r, N']` products).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .graphs import default_opset, subgraphs
+
+EVERY_INPUT = frozenset({"Add", "Sub", "Neg", "Identity", "Concat", "Sum"})
+"""Ops affine in all their inputs at once."""
+
+FIRST_INPUT = frozenset(
+    {"Reshape", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "GatherElements",
+     "GatherND", "Split", "Flatten", "Expand", "Tile", "DFT", "ReduceSum", "ReduceMean",
+     "CumSum", "Pad", "Div", "Cast"}
+)  # fmt: skip
+"""Ops affine in their first input, given the others (indices, shapes, a pad value, a
+divisor)."""
+
+ONE_INPUT = frozenset({"Mul", "MatMul", "Einsum", "Gemm"})
+"""Ops affine in any one input, given the others."""
+
+SOME_INPUTS = {"Where": (1, 2), "ScatterND": (0, 2), "ScatterElements": (0, 2), "Gemm": (0, 1, 2)}
+"""Ops affine in the inputs named, given the others: a Where's branches, a scatter's
+data and updates."""
+
+COSTLY = frozenset({"DFT", "MatMul"})
+"""Ops whose cost `_chain_cost` counts from their inputs."""
+
+SHAPE_ONLY = frozenset({"Shape", "Size"})
+"""Ops that read a value's shape, never its elements."""
+
+RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                    "Multinomial", "Bernoulli"})  # fmt: skip
+"""Ops whose output is no constant, though they may read none."""
+
+FLOATS = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
+
+COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "margin": 0.5}
+"""The cost model, in multiply-adds per row of x, one thread: a product by one M costs
+N N' (`mm`), and so does one M per channel where rows share it, plus a `pass` over x
+and y for each Transpose that gathers them; one row at a time, `batched` times that; a DFT of
+length L run as onnxruntime's DFT node costs `dft` L log2 L, and as a MatMul (up to
+`passes.lower.MATMUL_DFT_MAX_LENGTH`) 2 L^2 (docs/performance.md, "Measured"). A chain
+is replaced where its product costs at most `margin` of the chain."""
+
+MAX_BYTES = 64 << 20
+"""The largest M (or A and B) put in a model."""
+
+MAX_PROBES = 4096
+"""The most runs of the chain that reading M may take."""
+
+MAX_PROBE_BYTES = 256 << 20
+"""The most memory reading M may take: M for every row of x's but its first axis's,
+in float64 (for a map onto as many values as it reads)."""
+
+RANK_TOL = 1e-6
+"""Singular values below this share of the largest count as zero: float32's rounding
+of an M of low rank leaves about 1e-7 there."""
+
+
+def carriers(graph: onnx.GraphProto) -> dict[str, frozenset[str]]:
+    """For every value of `graph` (nodes in order), the values it is affine in: a graph
+    input carries itself; an initializer, a constant, and what is computed from them
+    or from shapes alone carry nothing; a node's output carries its inputs' carriers
+    where the op is affine in the inputs that carry any, and is a carrier itself where
+    it is not (a nonlinear op, or a product of two carried values)."""
+    carry: dict[str, frozenset[str]] = {i.name: frozenset({i.name}) for i in graph.input}
+    for t in graph.initializer:
+        carry[t.name] = frozenset()
+    for node in graph.node:
+        given = [carry.get(name, frozenset()) if name else frozenset() for name in node.input]
+        if node.op_type in SHAPE_ONLY:
+            given = []
+        carried = [i for i, c in enumerate(given) if c]
+        union = frozenset().union(*given)
+        affine = (not carried or _affine_in(node, carried)) and node.op_type not in RANDOM
+        for out in node.output:
+            carry[out] = union if affine else frozenset({out})
+    return carry
+
+
+def _affine_in(node: onnx.NodeProto, carried: list[int]) -> bool:
+    op = node.op_type
+    if list(subgraphs(node)) or node.domain not in ("", "ai.onnx"):
+        return False
+    if op == "Cast" and next((a.i for a in node.attribute if a.name == "to"), None) not in FLOATS:
+        return False
+    if op in EVERY_INPUT:
+        return True
+    if op in SOME_INPUTS and set(carried) <= set(SOME_INPUTS[op]):
+        return op != "Gemm" or len(set(carried) & {0, 1}) <= 1
+    if op in ONE_INPUT:
+        return len(carried) == 1
+    return op in FIRST_INPUT and carried == [0]
+
+
+@dataclass
+class Chain:
+    """One affine chain: `y` is affine in `x` along its last axis, computed by `nodes`
+    (in graph order) from x, initializers and constants."""
+
+    x: str
+    y: str
+    nodes: list[onnx.NodeProto]
+
+
+def chains(graph: onnx.GraphProto) -> list[Chain]:
+    """The chains of `graph` that hold a DFT, each from the one value its signal is
+    affine in to a value that leaves the chain (a graph output, or the input of a node
+    not affine in it). None in a graph with subgraphs: their nodes may read any value."""
+    if any(list(subgraphs(n)) for n in graph.node):
+        return []
+    carry = carriers(graph)
+    producer = {out: n for n in graph.node for out in n.output}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for n in graph.node:
+        for name in n.input:
+            consumers.setdefault(name, []).append(n)
+    outputs = {o.name for o in graph.output}
+    order = {id(n): i for i, n in enumerate(graph.node)}
+    found, taken = [], set()
+    for node in graph.node:
+        if node.op_type != "DFT" or len(carry[node.input[0]]) != 1:
+            continue
+        (x,) = carry[node.input[0]]
+        for y in _exits(node.output[0], x, carry, consumers, outputs):
+            if y not in taken:
+                taken.add(y)
+                nodes = _computing(y, x, producer)
+                if nodes:
+                    found.append(Chain(x, y, sorted(nodes, key=lambda n: order[id(n)])))
+    return found
+
+
+def _exits(start: str, x: str, carry, consumers, outputs) -> list[str]:
+    """The values downstream of `start` that carry x alone and leave: a graph output, or
+    read by a node whose outputs carry anything else."""
+    exits, seen, todo = [], set(), [start]
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        leaves = t in outputs
+        for n in consumers.get(t, []):
+            inside = [o for o in n.output if carry.get(o) == frozenset({x})]
+            leaves |= n.op_type not in SHAPE_ONLY and not inside
+            todo += inside
+        if leaves:
+            exits.append(t)
+    return exits
+
+
+def _computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
+    """The nodes that compute `y` from `x`, graph inputs, initializers and constants
+    (`_chain_model` refuses the chain where they read a graph input but x)."""
+    nodes, seen, todo = {}, set(), [y]
+    while todo:
+        t = todo.pop()
+        if t in seen or t == x or not t:
+            continue
+        seen.add(t)
+        n = producer.get(t)
+        if n is None:
+            continue  # an initializer, or a graph input: the caller checks
+        if id(n) not in nodes:
+            nodes[id(n)] = n
+            todo += list(n.input)
+    return list(nodes.values())
+
+
+@dataclass
+class Affine:
+    """y = x M^T + b along the last axis: `m` is [..., N', N] and `b` [..., N'], each
+    broadcast over x's leading axes (size 1 where they do not change along one)."""
+
+    m: np.ndarray
+    b: np.ndarray
+
+
+def _chain_model(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
+    """The chain as a model of its own, x (every dim free) -> y, and then the inputs of
+    its DFTs and MatMuls, for their cost (`_chain_cost`); None where it reads a graph
+    input but x."""
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    used = {name for n in chain.nodes for name in n.input}
+    inputs = {i.name for i in graph.input}
+    if used & (inputs - {chain.x}):
+        return None
+    x_info = helper.make_tensor_value_info(chain.x, elem, [f"d{i}" for i in range(rank)])
+    outputs = [helper.make_empty_tensor_value_info(name) for name in [chain.y, *_costly(chain)]]
+    sub = helper.make_graph(
+        chain.nodes, "chain", [x_info], outputs,
+        [inits[name] for name in sorted(used & inits.keys())],
+    )  # fmt: skip
+    out = helper.make_model(sub, opset_imports=list(model.opset_import))
+    out.ir_version = model.ir_version
+    return out
+
+
+def _probe(run, shape: list[int], dtype, flexible: list[int]) -> Affine | None:
+    """Reads M and b off `run` (the chain, x -> y) on basis signals of `shape`: at
+    each index of x's first axis, a different unit vector, so that each run reads
+    shape[0] of M's columns; the map must not change along that axis, which the check
+    on random signals (with another size on each `flexible` axis) confirms."""
+    n, rows = shape[-1], shape[0] if len(shape) > 1 else 1
+    if math.ceil(n / rows) > MAX_PROBES or math.prod(shape[1:]) * n * 8 > MAX_PROBE_BYTES:
+        return None
+    b = np.asarray(run(np.zeros(shape, dtype)), np.float64)
+    if b.shape[:-1] != tuple(shape[:-1]):
+        return None
+    columns = []
+    for start in range(0, n, rows):
+        basis = np.zeros(shape, dtype)
+        ks = list(range(start, min(n, start + rows)))
+        for i, k in enumerate(ks):
+            basis.reshape(rows, -1, n)[i, :, k] = 1
+        y = np.asarray(run(basis), np.float64) - b
+        columns += [y] if len(shape) == 1 else [y[i] for i in range(len(ks))]
+    m = np.stack(columns, axis=-1)  # [lead[1:]..., N', N]
+    m, b = _narrowest(m[None] if len(shape) > 1 else m, 2), _narrowest(b, 1)
+    if not _checks(run, Affine(m, b), shape, dtype, flexible):
+        return None
+    return Affine(m, b)
+
+
+def _narrowest(a: np.ndarray, tail: int) -> np.ndarray:
+    """`a` with each axis but the last `tail` cut to size 1 where it does not change
+    along it."""
+    for axis in range(a.ndim - tail):
+        first = np.take(a, [0], axis=axis)
+        if np.allclose(a, first, rtol=0, atol=1e-6 * np.max(np.abs(a), initial=0)):
+            a = first
+    return a
+
+
+def apply(f: Affine, x: np.ndarray) -> np.ndarray:
+    """x M^T + b, in float64."""
+    return np.einsum("...n,...kn->...k", x.astype(np.float64), f.m) + f.b
+
+
+def _checks(run, f: Affine, shape, dtype, flexible) -> bool:
+    """Whether `f` is the chain on two random signals, the second with 3 on every
+    flexible axis: within float32's rounding of the chain's terms."""
+    rng = np.random.default_rng(0)
+    for size in (None, 3):
+        probe = [size if size and i in flexible else s for i, s in enumerate(shape)]
+        x = rng.standard_normal(probe).astype(dtype)
+        try:
+            got = np.asarray(run(x), np.float64)
+            want = apply(f, x)
+        except ValueError:
+            return False
+        if got.shape != want.shape:
+            return False
+        scale = np.einsum("...n,...kn->...k", np.abs(x.astype(np.float64)), np.abs(f.m))
+        if not np.all(np.abs(got - want) <= 1e-4 * (scale + np.abs(f.b) + 1e-30)):
+            return False
+    return True
+
+
+def _dft_cost(length: int, matmul_up_to: int) -> float:
+    """A DFT of a real signal (a complex one costs twice that)."""
+    if length <= matmul_up_to:
+        return 2.0 * length * length
+    return COST["dft"] * length * math.log2(max(length, 2))
+
+
+def _costly(chain: Chain) -> list[str]:
+    """The inputs of the chain's DFTs and MatMuls, once each, for `_chain_cost`."""
+    names = [name for n in chain.nodes if n.op_type in COSTLY for name in n.input[:3] if name]
+    return list(dict.fromkeys(names))
+
+
+def _chain_cost(
+    chain: Chain,
+    costly: list[np.ndarray],
+    rows: int,
+    n: int,
+    n_out: int,
+    matmul_up_to: int,
+    opset: int,
+) -> float:
+    """The chain's multiply-adds per row of x (`rows` of them in the run that gave
+    `costly`, the values `_costly` names): each transform, each product, and a pass
+    over x's and y's rows for every other node."""
+    total, given = 0.0, dict(zip(_costly(chain), costly, strict=True))
+    for node in chain.nodes:
+        if node.op_type not in COSTLY:
+            total += rows * (n + n_out)
+            continue
+        args = [given[name] if name else None for name in node.input[:3]]
+        if node.op_type == "MatMul":
+            a, b = args[0], args[1]
+            total += a.size * (b.shape[-1] if b.ndim > 1 else 1)
+        else:
+            signal, length, axis = (args + [None, None])[:3]
+            axis = _dft_axis(node, axis, signal.ndim, opset)
+            size = int(length) if length is not None and np.size(length) else signal.shape[axis]
+            transforms = signal.size // signal.shape[-1] // max(signal.shape[axis], 1)
+            total += transforms * signal.shape[-1] * _dft_cost(size, matmul_up_to)
+    return total / max(rows, 1)
+
+
+def _dft_axis(node: onnx.NodeProto, given, rank: int, opset: int) -> int:
+    """A DFT's axis in its packed signal: an input from opset 20 (-2 by default), an
+    attribute before (1 by default)."""
+    if opset >= 20:
+        axis = int(np.asarray(given)) if given is not None and np.size(given) else -2
+    else:
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+    return axis + rank if axis < 0 else axis
+
+
+@dataclass
+class Form:
+    """How y = x M^T + b is run: `factors` are multiplied into x in turn (M^T, or A
+    then B where M^T = A B), each [..., N, r]. Where they differ from channel to channel
+    (`per_channel`), x's rows that share one are moved next to each other first, by
+    `perm` (None: x's own order), so that each product is a matrix's, not a row's
+    (`rows`: one row at a time, none share). `cost` is in multiply-adds per row of x."""
+
+    factors: list[np.ndarray]
+    cost: float
+    per_channel: bool = False
+    perm: list[int] | None = None
+    rows: bool = False
+
+
+def cheapest_form(f: Affine, x_lead: list) -> Form:
+    """M^T itself, or, where M has low rank r (`RANK_TOL`), A [N, r] and B [r, N'],
+    from its singular values; whichever costs less (`COST`). `x_lead` are x's leading
+    dims (a name for one not static), for how many rows share each matrix."""
+    m = f.m
+    lead = m.shape[:-2]
+    varying = [i for i, d in enumerate(lead) if d > 1]
+    shared = [i for i, d in enumerate(lead) if d == 1]
+    sharing = [x_lead[i] for i in shared]
+    form = Form([], 0.0)
+    if not varying:
+        m, rate = m.reshape(m.shape[-2:]), COST["mm"]
+    elif sharing and not all(d == 1 for d in sharing):  # rows share each channel's matrix
+        rows = max(shared, key=lambda i: x_lead[i] if isinstance(x_lead[i], int) else math.inf)
+        order = [*(i for i in shared if i != rows), *varying, rows]
+        m = m.reshape([lead[i] for i in varying] + list(m.shape[-2:]))
+        perm = [*order, len(lead)]
+        form = Form([], 0.0, True, None if perm == sorted(perm) else perm)
+        rate = COST["mm"]
+    else:
+        form, rate = Form([], 0.0, True, rows=True), COST["batched"]
+    n_out, n = m.shape[-2:]
+    u, s, vt = np.linalg.svd(m, full_matrices=False)
+    rank = max(int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0)), 1)
+    moves = 2 * COST["pass"] * (n + n_out) if form.perm else 0.0
+    if rank * (n + n_out) >= n * n_out:
+        form.factors, form.cost = [np.swapaxes(m, -1, -2)], rate * n * n_out + moves
+    else:
+        a = np.swapaxes(vt[..., :rank, :], -1, -2) * s[..., None, :rank]  # [..., N, r]
+        form.factors = [a, np.swapaxes(u[..., :, :rank], -1, -2)]  # and [..., r, N']
+        form.cost = rate * rank * (n + n_out) + moves
+    return form
+
+
+def fuse(model: onnx.ModelProto, matmul_up_to: int) -> tuple[onnx.ModelProto, list[str]]:
+    """`model` with each affine chain that holds a DFT (`chains`) run as its cheapest
+    product, where that costs at most `COST["margin"]` of the chain; a note per chain
+    replaced. DFTs of length up to `matmul_up_to` are costed as the MatMuls they will
+    become. The model is changed in place; without onnxruntime nothing is fused."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return model, []
+    notes, tried = [], set()
+    while True:  # a replaced chain may lie inside a longer one: found again on what is left
+        found = [c for c in chains(model.graph) if (c.x, c.y) not in tried]
+        if not found:
+            return model, notes
+        inferred = onnx.shape_inference.infer_shapes(model)
+        types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.input,
+                                           *inferred.graph.output]}  # fmt: skip
+        for chain in found:
+            tried.add((chain.x, chain.y))
+            note = _fuse_chain(model, chain, types, matmul_up_to)
+            if note:
+                notes.append(note)
+                _drop_unused(model.graph)
+                break
+
+
+TAIL_AXES = (1, 2, 3)
+"""How many of x's last axes the map may act on together: a signal's, a signal's
+and its channels' (or its (re, im) pairs'), an image's."""
+
+
+def _fuse_chain(model, chain: Chain, types: dict, matmul_up_to: int) -> str | None:
+    """Replaces one chain by its cheapest product (see `fuse`); a note, or None where
+    it is left as it is."""
+    x_type, y_dims = types.get(chain.x), _dims(types.get(chain.y))
+    x_dims = _dims(x_type)
+    if x_dims is None or y_dims is None or x_type.tensor_type.elem_type not in FLOATS:
+        return None
+    dtype = np.float32 if x_type.tensor_type.elem_type == TensorProto.FLOAT else np.float64
+    sub = _chain_model(model, chain, x_type.tensor_type.elem_type, len(x_dims))
+    if sub is None:
+        return None
+    try:
+        run_all = _session(sub, chain.x)
+    except Exception:  # a chain onnxruntime cannot load on its own: left as it is
+        return None
+    for k in TAIL_AXES:
+        lead, tail, tail_y = x_dims[:-k], x_dims[-k:], y_dims[len(x_dims) - k :]
+        if len(x_dims) <= k or len(y_dims) <= len(lead) or y_dims[: len(lead)] != lead:
+            continue
+        if not all(isinstance(d, int) for d in [*tail, *tail_y]):
+            continue
+        n, n_out = math.prod(tail), math.prod(tail_y)
+        flexible = [i for i, d in enumerate(lead) if not isinstance(d, int)]
+        shape = [(n if i == 0 else 1) if i in flexible else d for i, d in enumerate(lead)]
+
+        try:
+            f = _probe(_flattened(run_all, len(lead), tail), [*shape, n], dtype, flexible)
+            costly = run_all(np.zeros([*shape, *tail], dtype))[1:]
+        except Exception:  # a chain onnxruntime cannot run on a probe: left as it is
+            f = None
+        if f is None:
+            continue
+        form = cheapest_form(f, lead)
+        chain_cost = _chain_cost(
+            chain, costly, math.prod(shape), n, n_out, matmul_up_to, default_opset(model) or 1
+        )
+        nbytes = sum(w.size for w in form.factors) * np.dtype(dtype).itemsize
+        if form.cost > COST["margin"] * chain_cost or nbytes > MAX_BYTES:
+            return None
+        _replace(model, chain, form, f.b, dtype, (len(lead), k, tail_y))
+        sizes = " and ".join("x".join(map(str, w.shape[-2:])) for w in form.factors)
+        return (f"{chain.y}: affine in {chain.x}, {len(chain.nodes)} nodes -> products by "
+                f"{sizes}, {form.cost / chain_cost:.2f} of the chain's cost")  # fmt: skip
+    return None
+
+
+def _flattened(run_all, lead: int, tail: list[int]):
+    """The chain as a map of x's rows flattened past its `lead` leading axes: x's to
+    `tail` before it runs, y's to one after."""
+
+    def run(a: np.ndarray) -> np.ndarray:
+        y = run_all(a.reshape(*a.shape[:-1], *tail))[0]
+        return y.reshape(*y.shape[:lead], -1)
+
+    return run
+
+
+def _session(model: onnx.ModelProto, x: str):
+    """The chain run in onnxruntime on one thread: x -> [y, the inputs of its costly
+    nodes]."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])  # fmt: skip
+    return lambda a: session.run(None, {x: a})
+
+
+def _dims(t: onnx.TypeProto | None) -> list | None:
+    """A tensor type's dims, each an int or a name; None where its rank is unknown."""
+    if t is None or not t.tensor_type.HasField("shape") or not t.tensor_type.shape.dim:
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+            for d in t.tensor_type.shape.dim]  # fmt: skip
+
+
+def _replace(
+    model: onnx.ModelProto,
+    chain: Chain,
+    form: Form,
+    b: np.ndarray,
+    dtype,
+    layout: tuple[int, int, list[int]],
+) -> None:
+    """Computes chain.y as x times the form's factors (plus b): the chain's last node
+    now writes a value no one reads, for `_drop_unused`. `layout` is x's count of
+    leading axes, of the axes the map acts on, and y's sizes past the leading ones:
+    where there are several, x's are flattened into one first, and y's made again
+    last."""
+    graph = model.graph
+    names = {n for node in graph.node for n in [*node.input, *node.output]}
+    names |= {t.name for t in graph.initializer} | {i.name for i in graph.input}
+
+    def fresh(stem: str) -> str:
+        name, i = f"{chain.y}_{stem}", 0
+        while name in names:
+            i += 1
+            name = f"{chain.y}_{stem}_{i}"
+        names.add(name)
+        return name
+
+    def constant(stem: str, value: np.ndarray) -> str:
+        name = fresh(stem)
+        graph.initializer.append(numpy_helper.from_array(np.asarray(value, dtype), name))
+        return name
+
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+    nodes: list[onnx.NodeProto] = []
+
+    def axes_node(op: str, x: str, out: str) -> None:
+        if opset >= 13:
+            axes = constant_int("axes", [-2])
+            nodes.append(helper.make_node(op, [x, axes], [out], name=out))
+        else:
+            nodes.append(helper.make_node(op, [x], [out], name=out, axes=[-2]))
+
+    lead, k, tail_y = layout
+
+    def reshape(x: str, sizes: list[int]) -> str:
+        out = fresh("reshaped")
+        target = constant_int("shape", [0] * lead + sizes)
+        nodes.append(helper.make_node("Reshape", [x, target], [out], name=out))
+        return out
+
+    def constant_int(stem: str, value: list[int]) -> str:
+        name = fresh(stem)
+        graph.initializer.append(numpy_helper.from_array(np.array(value, np.int64), name))
+        return name
+
+    current = chain.x
+    if k > 1:
+        current = reshape(current, [-1])
+    if form.rows:
+        rows = fresh("rows")
+        axes_node("Unsqueeze", current, rows)
+        current = rows
+    if form.perm:
+        moved = fresh("moved")
+        nodes.append(helper.make_node("Transpose", [current], [moved], name=moved, perm=form.perm))
+        current = moved
+    for i, factor in enumerate(form.factors):
+        out = fresh(f"product{i}")
+        nodes.append(
+            helper.make_node("MatMul", [current, constant(f"factor{i}", factor)], [out], name=out)
+        )
+        current = out
+    if form.perm:
+        back = fresh("back")
+        inverse = [int(i) for i in np.argsort(form.perm)]
+        nodes.append(helper.make_node("Transpose", [current], [back], name=back, perm=inverse))
+        current = back
+    if form.rows:
+        squeezed = fresh("squeezed")
+        axes_node("Squeeze", current, squeezed)
+        current = squeezed
+    if np.any(b != 0):
+        out = fresh("biased")
+        nodes.append(helper.make_node("Add", [current, constant("bias", b)], [out], name=out))
+        current = out
+    if len(tail_y) > 1:
+        current = reshape(current, list(tail_y))
+    nodes[-1].output[0] = chain.y
+    last = next(i for i, node in enumerate(graph.node) if chain.y in node.output)
+    old = graph.node[last]
+    old.output[list(old.output).index(chain.y)] = fresh("unfused")
+    for k, node in enumerate(nodes):
+        graph.node.insert(last + k, node)
+
+
+def _drop_unused(graph: onnx.GraphProto) -> None:
+    """Removes nodes none of whose outputs is read, and initializers no node reads."""
+    while True:
+        read = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
+        dead = [i for i, node in enumerate(graph.node) if not read & set(node.output)]
+        for i in reversed(dead):
+            del graph.node[i]
+        if not dead:
+            break
+    kept = [t for t in graph.initializer if t.name in read]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)

@@ -1,0 +1,141 @@
+"""Affine chains run as one product on the onnxruntime target, found by what they compute:
+every spelling of a spectral filter, its kept modes as a low-rank product, and what is
+not affine left as it is."""
+
+import make_fixtures as GEN
+import numpy as np
+import onnx
+import pytest
+from helpers import Ops, assert_rewrites, crandn, init, make_model, op_counts, vi
+from onnx import TensorProto, helper
+
+from onnx_decomplex import affine, decomplex
+
+F32 = np.float32
+
+
+def _graph(nodes, inputs, outputs, inits=()) -> onnx.GraphProto:
+    return make_model(nodes, inputs, outputs, inits).graph
+
+
+def test_carriers_follow_what_each_op_is_affine_in():
+    g = _graph(
+        [helper.make_node("Mul", ["x", "c"], ["scaled"]),
+         helper.make_node("Add", ["scaled", "c"], ["shifted"]),
+         helper.make_node("Shape", ["x"], ["s"]),
+         helper.make_node("Reshape", ["shifted", "s"], ["same"]),
+         helper.make_node("Mul", ["same", "x"], ["square"]),
+         helper.make_node("Abs", ["x"], ["size"])],
+        [vi("x", F32, [4])],
+        [vi("square", F32, [4]), vi("size", F32, [4])],
+        [init("c", np.ones(4, F32))],
+    )  # fmt: skip
+    carry = affine.carriers(g)
+    assert carry["scaled"] == carry["shifted"] == carry["same"] == {"x"}
+    assert carry["s"] == carry["c"] == frozenset()
+    # A product of two carried values, and a nonlinear op, start chains of their own.
+    assert carry["square"] == {"square"} and carry["size"] == {"size"}
+
+
+@pytest.mark.parametrize("shape", [[4, 6, 16], [3, 32]])
+def test_rfft_and_irfft_as_exporters_spell_them_are_one_product(shape):
+    """Slice to half the bins, weights per channel, the Hermitian mirror conjugated as
+    2 Re z - z, the inverse DFT's real part: one MatMul, between Transposes where a
+    batch's rows share each channel's matrix."""
+    w = crandn(np.random.default_rng(0), [*shape[1:-1], shape[-1] // 2 + 1])
+    model = GEN.half_spectrum_filter(shape, w)
+    ops = Ops(Transpose=2, MatMul=1) if len(shape) == 3 else Ops(MatMul=1)
+    assert_rewrites(model, ops=ops, target="onnxruntime")
+
+
+def test_kept_modes_are_a_low_rank_product():
+    """Only the lowest 4 of 33 bins weighted: M has rank 2 * 4 - 1 (the DC bin's
+    imaginary part is dropped), so x goes through [64, 7] and [7, 64] products."""
+    w = crandn(np.random.default_rng(1), [8, 4])
+    out = assert_rewrites(GEN.half_spectrum_filter([2, 8, 64], w), target="onnxruntime")
+    factors = sorted(tuple(t.dims) for t in out.graph.initializer if len(t.dims) == 3)
+    assert factors == [(8, 7, 64), (8, 64, 7)]
+    assert op_counts(out)["MatMul"] == 2
+
+
+def test_a_shared_filter_is_one_matrix_for_every_row():
+    w = crandn(np.random.default_rng(2), [9])  # the same weights for every channel
+    out = assert_rewrites(GEN.half_spectrum_filter([2, 3, 16], w), target="onnxruntime")
+    assert op_counts(out) == Ops(MatMul=1)
+    assert [list(t.dims) for t in out.graph.initializer] == [[16, 16]]
+
+
+def test_an_affine_chain_keeps_its_offset():
+    """Re(IDFT(DFT(x) w)) + c: y = x M^T + c, the constant added after the product."""
+    shape = [2, 16]
+    w = crandn(np.random.default_rng(3), [9])
+    model = GEN.half_spectrum_filter(shape, w)
+    model.graph.output[0].name = "filtered"
+    model.graph.node[-1].output[0] = "filtered"
+    model.graph.node.append(helper.make_node("Add", ["filtered", "c"], ["y"]))
+    model.graph.initializer.append(init("c", np.linspace(-1, 1, 16).astype(F32)))
+    model.graph.output[0].CopyFrom(vi("y", F32, shape))
+    assert_rewrites(model, ops=Ops(MatMul=1, Add=1), target="onnxruntime")
+
+
+def test_what_is_not_affine_ends_the_chain():
+    """DFT(x)^2: a product of two values the chain carries is not affine, so the chains
+    end at the DFT's parts, which the square reads; the square stays."""
+    model = make_model(
+        [helper.make_node("Cast", ["x"], ["xc"], to=TensorProto.COMPLEX64),
+         helper.make_node("DFT", ["xc"], ["f"], axis=1),
+         helper.make_node("Mul", ["f", "f"], ["y"])],
+        [vi("x", F32, [2, 16])],
+        [vi("y", np.complex64, [2, 16])],
+        opset=17,
+    )  # fmt: skip
+    out, report = decomplex(model, target="onnxruntime")
+    fused = [note for note in report.lowering_notes if "affine in" in note]
+    assert fused and not any(note.startswith("y") for note in fused), fused
+    assert op_counts(out)["Mul"] >= 2
+    assert_rewrites(model, target="onnxruntime")
+
+
+def test_weights_given_at_run_time_end_the_chain_before_them():
+    """The weights are an input: only the rfft before their product is affine in x
+    alone, and it becomes one product; the weighting and the irfft stay."""
+    shape = [2, 16]
+    model = GEN.half_spectrum_filter(shape, crandn(np.random.default_rng(4), [9]))
+    w = next(t for t in model.graph.initializer if t.name == "w")
+    model.graph.initializer.remove(w)
+    model.graph.input.append(vi("w", np.complex64, [9]))
+    out, report = decomplex(model, target="onnxruntime")
+    fused = [note for note in report.lowering_notes if "affine in" in note]
+    assert fused and all(note.startswith("h_") and "affine in x," in note for note in fused)
+    assert_rewrites(model, target="onnxruntime")
+
+
+def test_a_long_transform_with_every_bin_weighted_keeps_its_dfts():
+    """N = 1024, one weight per bin and channel: a [1024, 1024] product per channel costs
+    far more than two transforms."""
+    w = crandn(np.random.default_rng(5), [2, 513])
+    out, report = decomplex(GEN.half_spectrum_filter([1, 2, 1024], w), target="onnxruntime")
+    assert not any("affine in" in note for note in report.lowering_notes)
+    assert op_counts(out)["DFT"] == 2
+
+
+def test_other_targets_keep_their_dfts():
+    w = crandn(np.random.default_rng(6), [9])
+    out, _ = decomplex(GEN.half_spectrum_filter([2, 16], w))
+    assert op_counts(out)["DFT"] == 2
+
+
+def test_probe_reads_a_map_per_channel_and_checks_it():
+    m = np.random.default_rng(7).standard_normal((3, 5, 4))  # [channels, N', N]
+
+    def per_channel(x):
+        return np.einsum("bcn,ckn->bck", x, m).astype(F32)
+
+    f = affine._probe(per_channel, [2, 3, 4], F32, flexible=[0])
+    assert f is not None and np.allclose(f.m[0], m, atol=1e-5)
+    assert f.b.shape == (1, 1, 5) and not np.any(f.b)
+
+    def by_row(x):  # each batch row its own map: no M shared along the first axis
+        return per_channel(x) * np.arange(1, x.shape[0] + 1)[:, None, None]
+
+    assert affine._probe(by_row, [2, 3, 4], F32, flexible=[0]) is None
