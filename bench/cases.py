@@ -172,6 +172,96 @@ def rope_llama(rng, b=1, s=1024, h=32, d=128, target_opset=None, target="onnx") 
     )
 
 
+def rope_flat(rng, b=1, s=1024, h=32, d=128) -> Case:
+    """Llama RoPE on flat I/O [B, S, H*D] (the heads split and merged inside the graph),
+    with `--target onnxruntime`, against the contrib node alone on the same layout."""
+    model = FIXTURES.rope(freqs_as_input=False, seq_len=s, heads=h, head_dim=d)
+    shapes = {t.name: t for t in model.graph.initializer}
+    shapes["pairs_shape"].CopyFrom(_init("pairs_shape", [0, 0, h, -1, 2]))
+    shapes["out_shape"].CopyFrom(_init("out_shape", [0, 0, -1]))
+    model.graph.input[0].CopyFrom(_vi("xq", F32, [b, s, h * d]))
+    model.graph.output[0].CopyFrom(_vi("xq_out", F32, [b, s, h * d]))
+    node = _rope_contrib(b, s, h, d)
+    kept = [n for n in node.graph.node if n.op_type == "RotaryEmbedding"]
+    kept[0].input[0], kept[0].output[0] = "xq", "xq_out"
+    del node.graph.node[:]
+    node.graph.node.extend(kept)
+    node.graph.input[0].CopyFrom(_vi("xq", F32, [b, s, h * d]))
+    node.graph.output[0].CopyFrom(_vi("xq_out", F32, [b, s, h * d]))
+    feeds = {"xq": rng.standard_normal((b, s, h * d)).astype(np.float32)}
+    baselines = [Baseline("com.microsoft.RotaryEmbedding", node, feeds, goal=1.1)]
+    return Case("rope_flat (--target onnxruntime)", model, feeds, baselines, target="onnxruntime")
+
+
+def _rope_jax2onnx(b, s, h, d) -> onnx.ModelProto:
+    """Llama's `apply_rotary_emb` as jax2onnx exports it (opset 23): strided Slices of x
+    into even and odd halves stacked as a complex value's parts, the complex product by
+    freqs_cis written on parts (Gather, four Mul, Sub, Add), each part taken again as a
+    complex value's real part (times 0 for its imaginary one, Concat, Gather, Identity),
+    and the pairs stacked back and reshaped."""
+    table = FIXTURES.freqs_cis(s, d).reshape(1, s, 1, d // 2)
+    last, pair = 3, [4]
+    nodes = [
+        _n("Slice", ["xq", "starts0", "limits", "axes", "steps"], ["even"]),
+        _n("Slice", ["xq", "starts1", "limits", "axes", "steps"], ["odd"]),
+        _n("Unsqueeze", ["even", "pair"], ["even1"]),
+        _n("Unsqueeze", ["odd", "pair"], ["odd1"]),
+        _n("Concat", ["even1", "odd1"], ["z"], axis=4),
+        _n("Gather", ["z", "i0"], ["ar"], axis=4),
+        _n("Gather", ["z", "i1"], ["ai"], axis=4),
+        _n("Gather", ["table", "i0"], ["br"], axis=4),
+        _n("Gather", ["table", "i1"], ["bi"], axis=4),
+        _n("Mul", ["ar", "br"], ["arbr"]),
+        _n("Mul", ["ai", "bi"], ["aibi"]),
+        _n("Sub", ["arbr", "aibi"], ["re"]),
+        _n("Mul", ["ar", "bi"], ["arbi"]),
+        _n("Mul", ["ai", "br"], ["aibr"]),
+        _n("Add", ["arbi", "aibr"], ["im"]),
+        _n("Unsqueeze", ["re", "pair"], ["re1"]),
+        _n("Unsqueeze", ["im", "pair"], ["im1"]),
+        _n("Concat", ["re1", "im1"], ["w"], axis=4),
+    ]
+    for k, part in enumerate(("real", "imag")):
+        nodes += [
+            _n("Mul", ["w", "zero"], [f"{part}_zero"]),
+            _n("Unsqueeze", ["w", "pair"], [f"{part}_w"]),
+            _n("Unsqueeze", [f"{part}_zero", "pair"], [f"{part}_z"]),
+            _n("Concat", [f"{part}_w", f"{part}_z"], [f"{part}_pack"], axis=4),
+            _n("Gather", [f"{part}_pack", f"i{k}"], [f"{part}_got"], axis=4),
+            _n("Identity", [f"{part}_got"], [f"{part}_out"]),
+        ]
+    nodes += [
+        _n("Unsqueeze", ["real_out", "pair"], ["r1"]),
+        _n("Unsqueeze", ["imag_out", "pair"], ["i1_"]),
+        _n("Concat", ["r1", "i1_"], ["stacked"], axis=4),
+        _n("Reshape", ["stacked", "shape"], ["y"]),
+    ]
+    inits = [_init("starts0", [0, 0, 0, 0]), _init("starts1", [0, 0, 0, 1]),
+             _init("limits", [b, s, h, d]), _init("axes", [0, 1, 2, last]),
+             _init("steps", [1, 1, 1, 2]), _init("pair", pair),
+             _init("i0", np.array(0, np.int64)), _init("i1", np.array(1, np.int64)),
+             _init("table", table.astype(np.complex64)), _init("zero", np.array(0, np.float32)),
+             _init("shape", [b, s, h, d])]  # fmt: skip
+    return _model(nodes, [_vi("xq", F32, [b, s, h, d])], [_vi("y", F32, [b, s, h, d])], inits,
+                  opset=23)  # fmt: skip
+
+
+def rope_jax2onnx(rng, b=1, s=1024, h=32, d=128, target="onnx") -> Case:
+    """Llama RoPE as jax2onnx writes it on real parts (`_rope_jax2onnx`): against the
+    contrib node with `--target onnxruntime`, and torchlib's lowering at the default."""
+    x = rng.standard_normal((b, s, h, d)).astype(np.float32)
+    feeds = {"xq": x}
+    model = _rope_jax2onnx(b, s, h, d)
+    if target == "onnxruntime":
+        baselines = [Baseline("com.microsoft.RotaryEmbedding", _rope_contrib(b, s, h, d), feeds,
+                              goal=1.3)]  # fmt: skip
+    else:
+        baselines = [Baseline("exporter lowering", _rope_exporter(b, s, h, d, False), feeds,
+                              goal=1.0)]  # fmt: skip
+    suffix = f" (--target {target})" if target != "onnx" else ""
+    return Case(f"rope_jax2onnx{suffix}", model, feeds, baselines, target=target)
+
+
 def rope_symbolic_seq(rng, b=1, s=1024, h=32, d=128) -> Case:
     x = rng.standard_normal((b, s, h, d)).astype(np.float32)
     table = FIXTURES.freqs_cis(s, d)
@@ -463,7 +553,9 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         return [
             rope_llama(rng, s=64, h=4, d=32), rope_llama(rng, s=64, h=4, d=32, target_opset=23),
             rope_llama(rng, s=64, h=4, d=32, target="onnxruntime"),
-            rope_symbolic_seq(rng, s=64, h=4, d=32),
+            rope_symbolic_seq(rng, s=64, h=4, d=32), rope_jax2onnx(rng, s=64, h=4, d=32),
+            rope_jax2onnx(rng, s=64, h=4, d=32, target="onnxruntime"),
+            rope_flat(rng, s=64, h=4, d=32),
             elementwise_mul(rng, n=4096), chain10(rng, n=4096), elementwise_div(rng, n=4096),
             matmul_constant(rng, rows=8, k=32, m=32), matmul_runtime(rng, rows=8, k=32, m=32),
             matmul_constant(rng, rows=1, k=32, m=32, target="onnxruntime"),
@@ -477,7 +569,9 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         ]  # fmt: skip
     return [
         rope_llama(rng), rope_llama(rng, target_opset=23), rope_llama(rng, target="onnxruntime"),
-        rope_symbolic_seq(rng), elementwise_mul(rng),
+        rope_symbolic_seq(rng), rope_jax2onnx(rng), rope_jax2onnx(rng, target="onnxruntime"),
+        rope_flat(rng),
+        elementwise_mul(rng),
         chain10(rng), elementwise_div(rng),
         matmul_constant(rng), matmul_runtime(rng, strategy="gauss"),
         matmul_constant(rng, rows=1, target="onnxruntime"),

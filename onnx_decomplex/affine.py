@@ -126,10 +126,18 @@ class Chain:
     nodes: list[onnx.NodeProto]
 
 
-def chains(graph: onnx.GraphProto) -> list[Chain]:
-    """The chains of `graph` that hold a DFT, each from the one value its signal is
-    affine in to a value that leaves the chain (a graph output, or the input of a node
-    not affine in it). None in a graph with subgraphs: their nodes may read any value."""
+def _is_dft(node: onnx.NodeProto, carry) -> str | None:
+    """The one value a DFT's signal is affine in, or None."""
+    source = carry[node.input[0]] if node.op_type == "DFT" else ()
+    return next(iter(source)) if len(source) == 1 else None
+
+
+def chains(graph: onnx.GraphProto, anchor=_is_dft) -> list[Chain]:
+    """The chains of `graph` that hold an `anchor` node (a DFT by default), each from
+    the one value x the anchor is affine in (`anchor(node, carriers)` names it, or gives
+    None for a node that is no anchor) to a value that leaves the chain: a graph output,
+    or the input of a node not affine in x. None in a graph with subgraphs: their nodes
+    may read any value."""
     if any(list(subgraphs(n)) for n in graph.node):
         return []
     carry = carriers(graph)
@@ -142,9 +150,9 @@ def chains(graph: onnx.GraphProto) -> list[Chain]:
     order = {id(n): i for i, n in enumerate(graph.node)}
     found, taken = [], set()
     for node in graph.node:
-        if node.op_type != "DFT" or len(carry[node.input[0]]) != 1:
+        x = anchor(node, carry)
+        if x is None:
             continue
-        (x,) = carry[node.input[0]]
         for y in _exits(node.output[0], x, carry, consumers, outputs):
             if y not in taken:
                 taken.add(y)
@@ -175,7 +183,7 @@ def _exits(start: str, x: str, carry, consumers, outputs) -> list[str]:
 
 def _computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
     """The nodes that compute `y` from `x`, graph inputs, initializers and constants
-    (`_chain_model` refuses the chain where they read a graph input but x)."""
+    (`chain_model` refuses the chain where they read a graph input but x)."""
     nodes, seen, todo = {}, set(), [y]
     while todo:
         t = todo.pop()
@@ -200,7 +208,7 @@ class Affine:
     b: np.ndarray
 
 
-def _chain_model(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
+def chain_model(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
     """The chain as a model of its own, x (every dim free) -> y, and then the inputs of
     its DFTs and MatMuls, for their cost (`_chain_cost`); None where it reads a graph
     input but x."""
@@ -406,7 +414,7 @@ def fuse(model: onnx.ModelProto, matmul_up_to: int) -> tuple[onnx.ModelProto, li
             note = _fuse_chain(model, chain, types, matmul_up_to)
             if note:
                 notes.append(note)
-                _drop_unused(model.graph)
+                drop_unused(model.graph)
                 break
 
 
@@ -418,16 +426,16 @@ and its channels' (or its (re, im) pairs'), an image's."""
 def _fuse_chain(model, chain: Chain, types: dict, matmul_up_to: int) -> str | None:
     """Replaces one chain by its cheapest product (see `fuse`); a note, or None where
     it is left as it is."""
-    x_type, y_dims = types.get(chain.x), _dims(types.get(chain.y))
-    x_dims = _dims(x_type)
+    x_type, y_dims = types.get(chain.x), dims(types.get(chain.y))
+    x_dims = dims(x_type)
     if x_dims is None or y_dims is None or x_type.tensor_type.elem_type not in FLOATS:
         return None
     dtype = np.float32 if x_type.tensor_type.elem_type == TensorProto.FLOAT else np.float64
-    sub = _chain_model(model, chain, x_type.tensor_type.elem_type, len(x_dims))
+    sub = chain_model(model, chain, x_type.tensor_type.elem_type, len(x_dims))
     if sub is None:
         return None
     try:
-        run_all = _session(sub, chain.x)
+        run_all = session(sub, chain.x)
     except Exception:  # a chain onnxruntime cannot load on its own: left as it is
         return None
     for k in TAIL_AXES:
@@ -472,7 +480,7 @@ def _flattened(run_all, lead: int, tail: list[int]):
     return run
 
 
-def _session(model: onnx.ModelProto, x: str):
+def session(model: onnx.ModelProto, x: str):
     """The chain run in onnxruntime on one thread: x -> [y, the inputs of its costly
     nodes]."""
     import onnxruntime as ort
@@ -484,7 +492,7 @@ def _session(model: onnx.ModelProto, x: str):
     return lambda a: session.run(None, {x: a})
 
 
-def _dims(t: onnx.TypeProto | None) -> list | None:
+def dims(t: onnx.TypeProto | None) -> list | None:
     """A tensor type's dims, each an int or a name; None where its rank is unknown."""
     if t is None or not t.tensor_type.HasField("shape") or not t.tensor_type.shape.dim:
         return None
@@ -501,28 +509,19 @@ def _replace(
     layout: tuple[int, int, list[int]],
 ) -> None:
     """Computes chain.y as x times the form's factors (plus b): the chain's last node
-    now writes a value no one reads, for `_drop_unused`. `layout` is x's count of
+    now writes a value no one reads, for `drop_unused`. `layout` is x's count of
     leading axes, of the axes the map acts on, and y's sizes past the leading ones:
     where there are several, x's are flattened into one first, and y's made again
     last."""
     graph = model.graph
-    names = {n for node in graph.node for n in [*node.input, *node.output]}
-    names |= {t.name for t in graph.initializer} | {i.name for i in graph.input}
-
-    def fresh(stem: str) -> str:
-        name, i = f"{chain.y}_{stem}", 0
-        while name in names:
-            i += 1
-            name = f"{chain.y}_{stem}_{i}"
-        names.add(name)
-        return name
+    fresh = namer(graph, chain.y)
 
     def constant(stem: str, value: np.ndarray) -> str:
         name = fresh(stem)
         graph.initializer.append(numpy_helper.from_array(np.asarray(value, dtype), name))
         return name
 
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+    opset = default_opset(model) or 13
     nodes: list[onnx.NodeProto] = []
 
     def axes_node(op: str, x: str, out: str) -> None:
@@ -578,14 +577,36 @@ def _replace(
     if len(tail_y) > 1:
         current = reshape(current, list(tail_y))
     nodes[-1].output[0] = chain.y
-    last = next(i for i, node in enumerate(graph.node) if chain.y in node.output)
+    put_in_place(graph, chain.y, nodes, fresh)
+
+
+def namer(graph: onnx.GraphProto, stem: str):
+    """fresh(suffix) -> a name no value of `graph` has, `stem_suffix` where it can."""
+    names = {n for node in graph.node for n in [*node.input, *node.output]}
+    names |= {t.name for t in graph.initializer} | {i.name for i in graph.input}
+
+    def fresh(suffix: str) -> str:
+        name, i = f"{stem}_{suffix}", 0
+        while name in names:
+            i += 1
+            name = f"{stem}_{suffix}_{i}"
+        names.add(name)
+        return name
+
+    return fresh
+
+
+def put_in_place(graph: onnx.GraphProto, y: str, nodes: list[onnx.NodeProto], fresh) -> None:
+    """`nodes`, the last of which writes y, in the place of the node that wrote it: that
+    one now writes a value no one reads, for `drop_unused`."""
+    last = next(i for i, node in enumerate(graph.node) if y in node.output)
     old = graph.node[last]
-    old.output[list(old.output).index(chain.y)] = fresh("unfused")
+    old.output[list(old.output).index(y)] = fresh("unfused")
     for k, node in enumerate(nodes):
         graph.node.insert(last + k, node)
 
 
-def _drop_unused(graph: onnx.GraphProto) -> None:
+def drop_unused(graph: onnx.GraphProto) -> None:
     """Removes nodes none of whose outputs is read, and initializers no node reads."""
     while True:
         read = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}

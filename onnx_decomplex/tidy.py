@@ -172,17 +172,54 @@ def _through(target: np.ndarray, inner: gs.Node) -> np.ndarray | None:
 
 
 def _bypass_same_reshapes(graph: gs.Graph) -> None:
-    """The readers of a Reshape to the static shape its input already has read its input,
-    where the Reshape's output is not a graph output."""
+    """The readers of a Reshape to the static shape its input already has read its input;
+    one that writes a graph output from a value a node makes becomes an Identity, which
+    `_drop_identities` takes out where nothing else reads that value: its producer then
+    writes the output itself."""
     outputs = {id(t) for t in graph.outputs}
     for node in graph.nodes:
-        if node.op != "Reshape" or len(node.inputs) != 2 or id(node.outputs[0]) in outputs:
+        if node.op != "Reshape" or len(node.inputs) != 2 or node.attrs.get("allowzero", 0):
             continue
         x, target = node.inputs
-        shape = x.shape
-        static = shape is not None and all(isinstance(d, int) for d in shape)
-        if static and isinstance(target, gs.Constant) and list(target.values) == list(shape):
+        shape = _static_shape(x)
+        if shape is None or not isinstance(target, gs.Constant):
+            continue
+        if _reshaped(np.asarray(target.values).ravel(), shape) != shape:
+            continue
+        if id(node.outputs[0]) not in outputs:
             _read_instead(node.outputs[0], x)
+        elif x.inputs and id(x) not in outputs:
+            node.op, node.attrs = "Identity", {}
+            node.inputs.pop()
+
+
+SHAPE_KEEPING = frozenset({"RotaryEmbedding"})
+"""Ops whose output has their first input's shape, which shape inference may not know
+(onnxruntime's own ops)."""
+
+
+def _static_shape(t: gs.Tensor) -> list[int] | None:
+    """`t`'s shape where every dim is known: its label's, or that of the first input of
+    the op that made it, where the op keeps its shape."""
+    shape = t.shape
+    if shape is None and len(t.inputs) == 1 and t.inputs[0].op in SHAPE_KEEPING:
+        shape = t.inputs[0].inputs[0].shape
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    return list(shape)
+
+
+def _reshaped(target: np.ndarray, shape: list[int]) -> list[int] | None:
+    """The shape a Reshape to `target` gives a value of `shape`: a 0 copies the dim in
+    its place, a -1 takes what is left; None where the target cannot apply."""
+    out = [shape[i] if v == 0 and i < len(shape) else int(v) for i, v in enumerate(target)]
+    if out.count(-1) == 1:
+        known = int(np.prod([d for d in out if d != -1]))
+        total = int(np.prod(shape))
+        if known == 0 or total % known:
+            return None
+        out[out.index(-1)] = total // known
+    return out if int(np.prod(out)) == int(np.prod(shape)) else None
 
 
 def tidy(graph: gs.Graph) -> gs.Graph:

@@ -2,16 +2,21 @@
 
 - tensorrt: what TensorRT's parser lacks is lowered (DFT and STFT to MatMul, Compress
   to Gather), and float64 narrowed to float32 unless `keep_double`.
-- onnxruntime: a DFT of length up to `MATMUL_DFT_MAX_LENGTH` becomes a MatMul by a
-  DFT matrix, which onnxruntime's CPU runs faster than its own DFT there
-  (docs/performance.md, "Measured"); a longer one, or one whose length is not static, stays a DFT.
-- onnx: nothing.
+- onnxruntime: a rotation by a position table, however written, becomes one
+  RotaryEmbedding node (`rotation`); a chain affine in one real signal that holds a DFT
+  becomes one product where cheaper (`affine`); a DFT of length up to
+  `MATMUL_DFT_MAX_LENGTH` becomes a MatMul by a DFT matrix, which onnxruntime's CPU runs
+  faster than its own DFT there (docs/performance.md, "Measured"); a longer one, or one
+  whose length is not static, stays a DFT.
+- onnx: from opset 23, a rotation by a position table becomes the standard
+  RotaryEmbedding node; nothing else.
 """
 
 from __future__ import annotations
 
 from ..affine import fuse
 from ..options import Options
+from ..rotation import rotations
 from ..trt.lower import lower, lower_for_tensorrt
 from ..trt.narrow import Narrowed, narrow_double
 from .state import State
@@ -30,22 +35,28 @@ after it, 0.38 to 0.55 up to 2048."""
 def run(state: State, options: Options) -> State:
     target, report = options.target.target, state.report
     report.target = target
+    rewritten = state.analysis.has_complex or report.normalized is not None
+    # Found by what they compute, on a model the rewrite made (one it left alone stays so).
+    found = rotations(state.model, contrib=target == "onnxruntime") if rewritten else []
     narrowed = Narrowed()
-    fused = []
     if target == "onnxruntime":
-        model, fused = fuse(state.model, MATMUL_DFT_MAX_LENGTH)
-        out, lowered = lower(model, state.opset, FASTER_ON_ONNXRUNTIME, strict=False,
+        if rewritten:
+            found += fuse(state.model, MATMUL_DFT_MAX_LENGTH)[1]
+        out, lowered = lower(state.model, state.opset, FASTER_ON_ONNXRUNTIME, strict=False,
                              max_length=MATMUL_DFT_MAX_LENGTH)  # fmt: skip
     elif target == "tensorrt":
         out, lowered = lower_for_tensorrt(state.model, state.opset)
         if not options.target.keep_double:
             out, narrowed = narrow_double(out, state.external_dir)
     else:
+        if found:
+            report.lowering_notes = found
+            fill_output_shapes(state.model)
         return state
-    report.lowered, report.lowering_notes = lowered.ops, [*fused, *lowered.notes]
+    report.lowered, report.lowering_notes = lowered.ops, [*found, *lowered.notes]
     report.matrix_bytes = lowered.matrix_bytes
     report.narrowed, report.clamped = narrowed.places, narrowed.clamped
-    if out is not state.model or fused:
+    if out is not state.model or found:
         fill_output_shapes(out)
         state.model = out
     return state

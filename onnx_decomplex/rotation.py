@@ -1,0 +1,198 @@
+"""Rotations by a position table, found by what they compute: RoPE however it is
+written on real values, as one RotaryEmbedding node (the onnxruntime target).
+
+Exporters write RoPE's complex product on real parts in many ways: strided Slices into
+even and odd halves, Gathers of a last axis of 2, a Reshape to pairs; four products by
+cos and sin tables, a Sub and an Add; a stack back by Concat, by an interleaving
+Reshape, or a Concat of halves. Whatever the spelling, the chain from the head vectors
+x to the result y is affine in x (`affine.chains`, from a product by a table), and
+rotates each pair of x's last axis by an angle that depends on the position only:
+
+    interleaved pairs (2i, 2i + 1):   y_2i = x_2i c - x_2i+1 s,   y_2i+1 = x_2i s + x_2i+1 c
+    halves (i, i + D/2):              y_i  = x_i c - x_i+D/2 s,   y_i+D/2 = x_i s + x_i+D/2 c
+
+`rotations` reads c and s off the chain, run in onnxruntime on x = ones at the first
+element of every pair, checks the other element and two random x against the formula,
+and puts the node in the chain's place: com.microsoft.RotaryEmbedding with caches
+[S, D/2] read from position 0, or from opset 23 the standard one with caches [B, S, D/2].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from . import affine
+from .graphs import default_opset
+
+ROTARY_OPSET = 23
+CONTRIB = "com.microsoft"
+
+
+def _is_table_product(node: onnx.NodeProto, carry) -> str | None:
+    """The one value a product by a constant table is affine in, or None."""
+    if node.op_type != "Mul" or len(node.input) != 2:
+        return None
+    given = [carry.get(name, frozenset()) for name in node.input]
+    sources = [c for c in given if c]
+    return next(iter(sources[0])) if len(sources) == 1 and len(sources[0]) == 1 else None
+
+
+def rotations(model: onnx.ModelProto, contrib: bool) -> list[str]:
+    """Replaces each chain of `model` that is a rotation by a position table (see the
+    module) with one RotaryEmbedding node, changing `model` in place; a note per chain.
+    Without onnxruntime, or where neither node is allowed (below opset 23 without
+    `contrib`), nothing changes."""
+    opset = default_opset(model) or 1
+    if not (contrib or opset >= ROTARY_OPSET):
+        return []
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return []
+    notes, tried = [], set()
+    while True:
+        found = [c for c in affine.chains(model.graph, _is_table_product)
+                 if (c.x, c.y) not in tried]  # fmt: skip
+        if not found:
+            return notes
+        inferred = onnx.shape_inference.infer_shapes(model)
+        types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.input,
+                                           *inferred.graph.output]}  # fmt: skip
+        for chain in found:
+            tried.add((chain.x, chain.y))
+            note = _rotate(model, chain, types, opset)
+            if note:
+                notes.append(note)
+                affine.drop_unused(model.graph)
+                break
+
+
+def _rotate(model, chain: affine.Chain, types: dict, opset: int) -> str | None:
+    x_type = types.get(chain.x)
+    dims, y_dims = affine.dims(x_type), affine.dims(types.get(chain.y))
+    if dims is None or dims != y_dims or not all(isinstance(d, int) for d in dims):
+        return None
+    if x_type.tensor_type.elem_type != TensorProto.FLOAT or len(dims) not in (3, 4):
+        return None
+    if dims[-1] % 2 or 0 in dims:
+        return None
+    sub = affine.chain_model(model, chain, TensorProto.FLOAT, len(dims))
+    if sub is None:
+        return None
+    try:
+        run_all = affine.session(sub, chain.x)
+        found = _read(lambda a: run_all(a)[0], dims)
+    except Exception:  # a chain onnxruntime cannot run on its own: left as it is
+        return None
+    if found is None:
+        return None
+    interleaved, seq, cos, sin = found
+    if len(dims) == 4 and seq not in (1, 2):
+        return None
+    _replace(model, chain, dims, seq, interleaved, cos, sin, opset)
+    node = "RotaryEmbedding" if opset >= ROTARY_OPSET else f"{CONTRIB}.RotaryEmbedding"
+    pairs = "interleaved pairs" if interleaved else "halves"
+    return f"{chain.y}: a rotation of {chain.x} by a position table ({pairs}, {len(chain.nodes)} nodes) -> one {node}"
+
+
+def _read(run, dims: list[int]):
+    """(interleaved, the position axis, cos [S, D/2], sin [S, D/2]) of the rotation `run`
+    computes, or None where it is none (see the module)."""
+    if np.any(run(np.zeros(dims, np.float32))):
+        return None  # an offset: affine, but no rotation
+    half = dims[-1] // 2
+    for interleaved in (True, False):
+        first, second = _pair_masks(dims[-1], interleaved)
+        at_first = run(np.broadcast_to(first, dims).astype(np.float32))
+        cos, sin = at_first[..., first], at_first[..., second]
+        seq = _position_axis(cos, sin)
+        if seq is None:
+            continue
+        cos2, sin2 = (np.moveaxis(p, seq, 0).reshape(dims[seq], -1, half)[:, 0] for p in (cos, sin))
+        rng = np.random.default_rng(0)
+        for _ in range(2):
+            x = rng.standard_normal(dims).astype(np.float32)
+            want = _rope(x, cos2, sin2, seq, interleaved)
+            if not np.allclose(run(x), want, rtol=1e-4, atol=1e-5 * (np.abs(want).max() + 1)):
+                break
+        else:
+            return interleaved, seq, cos2, sin2
+    return None
+
+
+def _pair_masks(d: int, interleaved: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Where each pair's first and second elements lie on the last axis."""
+    first = np.zeros(d, bool)
+    if interleaved:
+        first[0::2] = True
+    else:
+        first[: d // 2] = True
+    return first, ~first
+
+
+def _position_axis(cos: np.ndarray, sin: np.ndarray) -> int | None:
+    """The one axis (not the first, nor the last) along which the tables vary; 1 where
+    they vary along none; None where they vary along more than one."""
+    varying = [axis for axis in range(1, cos.ndim - 1)
+               if not (_constant_along(cos, axis) and _constant_along(sin, axis))]  # fmt: skip
+    if not (_constant_along(cos, 0) and _constant_along(sin, 0)) or len(varying) > 1:
+        return None
+    return varying[0] if varying else 1
+
+
+def _constant_along(a: np.ndarray, axis: int) -> bool:
+    return bool(np.all(a == np.take(a, [0], axis=axis)))
+
+
+def _rope(x, cos, sin, seq: int, interleaved: bool) -> np.ndarray:
+    """The rotation in numpy, cos and sin [S, D/2] along axis `seq`."""
+    shape = [1] * x.ndim
+    shape[seq], shape[-1] = cos.shape
+    c, s = cos.reshape(shape), sin.reshape(shape)
+    first, second = _pair_masks(x.shape[-1], interleaved)
+    a, b = x[..., first], x[..., second]
+    y = np.empty_like(x)
+    y[..., first], y[..., second] = a * c - b * s, a * s + b * c
+    return y
+
+
+def _replace(model, chain, dims, seq, interleaved, cos, sin, opset) -> None:
+    """chain.y as one RotaryEmbedding of x: [B, S, H*D] with num_heads (x [B, S, D] or
+    [B, S, H, D]), or [B, H, S, D] as it is."""
+    graph = model.graph
+    fresh = affine.namer(graph, chain.y)
+    nodes = []
+
+    def constant(stem, value):
+        name = fresh(stem)
+        graph.initializer.append(numpy_helper.from_array(value, name))
+        return name
+
+    three_d = len(dims) == 3 or seq == 1
+    heads = 1 if len(dims) == 3 else dims[2 if seq == 1 else 1]
+    x = chain.x
+    if len(dims) == 4 and three_d:
+        x = fresh("rows")
+        target = constant("rows_shape", np.array([0, 0, -1], np.int64))
+        nodes.append(helper.make_node("Reshape", [chain.x, target], [x], name=x))
+    attrs = {"interleaved": int(interleaved), **({"num_heads": heads} if three_d else {})}
+    rotated = fresh("rotated")
+    if opset >= ROTARY_OPSET:
+        caches = [np.ascontiguousarray(np.broadcast_to(p, (dims[0], *p.shape))) for p in (cos, sin)]
+        ins = [x, constant("cos", caches[0]), constant("sin", caches[1])]
+        nodes.append(helper.make_node("RotaryEmbedding", ins, [rotated], name=rotated, **attrs))
+    else:
+        ins = [x, constant("position", np.array([0], np.int64)), constant("cos", cos),
+               constant("sin", sin)]  # fmt: skip
+        nodes.append(helper.make_node("RotaryEmbedding", ins, [rotated], name=rotated,
+                                      domain=CONTRIB, **attrs))  # fmt: skip
+        if CONTRIB not in {o.domain for o in model.opset_import}:
+            model.opset_import.append(helper.make_opsetid(CONTRIB, 1))
+    if len(dims) == 4 and three_d:
+        target = constant("shape", np.array(dims, np.int64))
+        nodes.append(helper.make_node("Reshape", [rotated, target], [chain.y], name=chain.y))
+    else:
+        nodes[-1].output[0] = chain.y
+    affine.put_in_place(graph, chain.y, nodes, fresh)

@@ -1,0 +1,115 @@
+"""RoPE found by what it computes, however an exporter wrote it on real values: one
+RotaryEmbedding node in its place, and anything else left as it is."""
+
+from pathlib import Path
+
+import make_fixtures as GEN
+import numpy as np
+import onnx
+import pytest
+from helpers import Ops, assert_rewrites, init, make_model, op_counts, vi
+from onnx import TensorProto, helper
+
+from onnx_decomplex.passes.state import Files
+from onnx_decomplex.pipeline import convert_file
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+F32 = np.float32
+
+
+def _rotary(model: onnx.ModelProto) -> list[onnx.NodeProto]:
+    return [n for n in model.graph.node if n.op_type == "RotaryEmbedding"]
+
+
+def _converted(path: Path, tmp_path: Path, target: str) -> onnx.ModelProto:
+    """The export converted with its framework's inputs and outputs, which it matches
+    (the reference cannot run the export as written)."""
+    stem = path.with_suffix("")
+    files = Files(inputs=Path(f"{stem}.npz"), expected=Path(f"{stem}.expected.npz"))
+    out = tmp_path / f"{target}.onnx"
+    result = convert_file(path, out, files=files, target=target)
+    assert result.ok and result.validation.passed and result.framework.passed
+    return onnx.load(out)
+
+
+def test_jax2onnx_rope_on_real_parts_is_the_standard_node_at_opset_23(tmp_path):
+    """Strided Slices, the product written on parts, an interleaving Reshape: at opset
+    23 the standard node, for every target."""
+    for target in ("onnx", "onnxruntime"):
+        out = _converted(FIXTURES / "jax2onnx" / "rope_llama.onnx", tmp_path, target)
+        assert op_counts(out) == Ops(RotaryEmbedding=1)
+        assert _rotary(out)[0].domain == ""
+
+
+def test_tf2onnx_rope_is_the_contrib_node_below_opset_23_for_onnxruntime(tmp_path):
+    path = FIXTURES / "tf2onnx" / "rope.onnx"
+    out = _converted(path, tmp_path, "onnxruntime")
+    assert op_counts(out) == Ops(RotaryEmbedding=1)
+    assert _rotary(out)[0].domain == "com.microsoft"
+    assert not _rotary(_converted(path, tmp_path, "onnx")), "no such node below opset 23"
+
+
+def _rotate_half(seq=6, heads=2, dim=8, vary_with_head=False) -> onnx.ModelProto:
+    """GPT-NeoX's rotate_half on [1, S, H, D]: y = x c + rotate_half(x) s, with c and s
+    the real and imaginary parts of a complex table (Cast, and Cast of -i times it)."""
+    rng = np.random.default_rng(0)
+    shape = [seq, heads if vary_with_head else 1, dim]
+    table = np.exp(1j * rng.uniform(0, 6, shape)).astype(np.complex64)
+    nodes = [
+        helper.make_node("Cast", ["table"], ["c"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["table", "minus_i"], ["rot"]),
+        helper.make_node("Cast", ["rot"], ["s"], to=TensorProto.FLOAT),
+        helper.make_node("Split", ["x", "halves"], ["x1", "x2"], axis=3),
+        helper.make_node("Neg", ["x2"], ["minus_x2"]),
+        helper.make_node("Concat", ["minus_x2", "x1"], ["turned"], axis=3),
+        helper.make_node("Mul", ["x", "c"], ["xc"]),
+        helper.make_node("Mul", ["turned", "s"], ["ts"]),
+        helper.make_node("Add", ["xc", "ts"], ["y"]),
+    ]
+    inits = [init("table", np.concatenate([table[..., : dim // 2]] * 2, -1)),
+             init("minus_i", np.array(-1j, np.complex64)),
+             init("halves", np.array([dim // 2, dim // 2], np.int64))]  # fmt: skip
+    x, y = vi("x", F32, [1, seq, heads, dim]), vi("y", F32, [1, seq, heads, dim])
+    return make_model(nodes, [x], [y], inits)
+
+
+def test_rotate_half_is_the_node_on_halves():
+    out = assert_rewrites(_rotate_half(), target="onnxruntime")
+    (node,) = _rotary(out)
+    assert {a.name: helper.get_attribute_value(a) for a in node.attribute} == {
+        "interleaved": 0,
+        "num_heads": 2,
+    }
+
+
+def test_a_table_that_varies_with_the_head_is_no_rotary_node():
+    out = assert_rewrites(_rotate_half(vary_with_head=True), target="onnxruntime")
+    assert not _rotary(out)
+
+
+def test_a_product_that_is_no_rotation_stays():
+    """x times a table, no pair turned: affine in x, but no rotation."""
+    table = np.linspace(1, 2, 8).astype(np.complex64)
+    model = make_model(
+        [helper.make_node("Cast", ["table"], ["t"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "t"], ["y"])],
+        [vi("x", F32, [1, 3, 8])],
+        [vi("y", F32, [1, 3, 8])],
+        [init("table", table)],
+    )  # fmt: skip
+    out = assert_rewrites(model, target="onnxruntime")
+    assert not _rotary(out) and op_counts(out)["Mul"] == 1
+
+
+@pytest.mark.parametrize("opset", [18, 23])
+def test_flat_io_rope_is_the_node_alone(opset):
+    """x [B, S, H*D] split into heads and pairs and merged back: the node reads and
+    writes the flat layout itself, with no Reshape around it."""
+    model = GEN.rope(freqs_as_input=False, seq_len=8, heads=2, head_dim=8)
+    shapes = {t.name: t for t in model.graph.initializer}
+    shapes["pairs_shape"].CopyFrom(init("pairs_shape", np.array([0, 0, 2, -1, 2], np.int64)))
+    shapes["out_shape"].CopyFrom(init("out_shape", np.array([0, 0, -1], np.int64)))
+    model.graph.input[0].CopyFrom(vi("xq", F32, [1, 8, 16]))
+    model.graph.output[0].CopyFrom(vi("xq_out", F32, [1, 8, 16]))
+    out = assert_rewrites(model, target="onnxruntime", target_opset=opset)
+    assert op_counts(out) == Ops(RotaryEmbedding=1)
