@@ -202,10 +202,27 @@ def _computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
 @dataclass
 class Affine:
     """y = x M^T + b along the last axis: `m` is [..., N', N] and `b` [..., N'], each
-    broadcast over x's leading axes (size 1 where they do not change along one)."""
+    broadcast over x's leading axes (size 1 where they do not change along one). Where
+    M was read in a basis of its range (`_probe_range`), `m` is None and M = q r: q
+    [..., N', r] with orthonormal columns, r [..., r, N]."""
 
-    m: np.ndarray
+    m: np.ndarray | None
     b: np.ndarray
+    q: np.ndarray | None = None
+    r: np.ndarray | None = None
+
+    def times(self, x: np.ndarray) -> np.ndarray:
+        """x M^T, in float64."""
+        if self.m is not None:
+            return np.einsum("...n,...kn->...k", x, self.m)
+        return np.einsum("...r,...kr->...k", np.einsum("...n,...rn->...r", x, self.r), self.q)
+
+    def bound(self, x: np.ndarray) -> np.ndarray:
+        """|x| |M|^T, or a bound on it: the size of the terms each output sums."""
+        if self.m is not None:
+            return np.einsum("...n,...kn->...k", np.abs(x), np.abs(self.m))
+        inner = np.einsum("...n,...rn->...r", np.abs(x), np.abs(self.r))
+        return np.einsum("...r,...kr->...k", inner, np.abs(self.q))
 
 
 def chain_model(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
@@ -235,24 +252,59 @@ def _probe(run, shape: list[int], dtype, flexible: list[int]) -> Affine | None:
     shape[0] of M's columns; the map must not change along that axis, which the check
     on random signals (with another size on each `flexible` axis) confirms."""
     n, rows = shape[-1], shape[0] if len(shape) > 1 else 1
-    if math.ceil(n / rows) > MAX_PROBES or math.prod(shape[1:]) * n * 8 > MAX_PROBE_BYTES:
+    if math.ceil(n / rows) > MAX_PROBES:
         return None
     b = np.asarray(run(np.zeros(shape, dtype)), np.float64)
     if b.shape[:-1] != tuple(shape[:-1]):
         return None
-    columns = []
+    if math.prod(shape[1:-1]) * b.shape[-1] * n * 8 > MAX_PROBE_BYTES:
+        f = _probe_range(run, shape, dtype, b)
+    else:
+        m = np.stack(list(_columns(run, shape, dtype, b)), axis=-1)  # [lead[1:]..., N', N]
+        f = Affine(_narrowest(m[None] if len(shape) > 1 else m, 2), b)
+    if f is None:
+        return None
+    f.b = _narrowest(b, 1)
+    return f if _checks(run, f, shape, dtype, flexible) else None
+
+
+def _columns(run, shape: list[int], dtype, b: np.ndarray):
+    """M's columns, x's first axis's size of them a run: [lead[1:]..., N'] each."""
+    n, rows = shape[-1], shape[0] if len(shape) > 1 else 1
     for start in range(0, n, rows):
         basis = np.zeros(shape, dtype)
-        ks = list(range(start, min(n, start + rows)))
+        ks = range(start, min(n, start + rows))
         for i, k in enumerate(ks):
             basis.reshape(rows, -1, n)[i, :, k] = 1
         y = np.asarray(run(basis), np.float64) - b
-        columns += [y] if len(shape) == 1 else [y[i] for i in range(len(ks))]
-    m = np.stack(columns, axis=-1)  # [lead[1:]..., N', N]
-    m, b = _narrowest(m[None] if len(shape) > 1 else m, 2), _narrowest(b, 1)
-    if not _checks(run, Affine(m, b), shape, dtype, flexible):
+        yield from [y] if len(shape) == 1 else (y[i] for i in range(len(ks)))
+
+
+RANGE_PROBES = 64
+"""Random signals per channel that `_probe_range` reads M's range from: M must have
+rank well below this."""
+
+
+def _probe_range(run, shape: list[int], dtype, b: np.ndarray) -> Affine | None:
+    """M in a basis of its range, where M itself is too large to read whole (one
+    [N', N] per channel): its outputs on `RANGE_PROBES` random signals span the range
+    of an M of low rank (a Fourier layer's few kept modes); each column is then read in
+    that basis. None where the rank comes near `RANGE_PROBES`."""
+    if len(shape) < 2:
         return None
-    return Affine(m, b)
+    rows, rng = shape[0], np.random.default_rng(1)
+    samples = []
+    for _ in range(math.ceil(RANGE_PROBES / rows)):
+        y = np.asarray(run(rng.standard_normal(shape).astype(dtype)), np.float64) - b
+        samples += [y[i] for i in range(rows)]
+    u, s, _ = np.linalg.svd(np.stack(samples, axis=-1), full_matrices=False)  # per channel
+    rank = int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0))
+    if rank > len(samples) - 8:
+        return None
+    q = u[..., :, : max(rank, 1)]  # [lead[1:]..., N', r]
+    r = np.stack([np.einsum("...k,...kr->...r", c, q) for c in _columns(run, shape, dtype, b)],
+                 axis=-1)  # fmt: skip
+    return Affine(None, b, q[None], r[None])
 
 
 def _narrowest(a: np.ndarray, tail: int) -> np.ndarray:
@@ -267,7 +319,7 @@ def _narrowest(a: np.ndarray, tail: int) -> np.ndarray:
 
 def apply(f: Affine, x: np.ndarray) -> np.ndarray:
     """x M^T + b, in float64."""
-    return np.einsum("...n,...kn->...k", x.astype(np.float64), f.m) + f.b
+    return f.times(x.astype(np.float64)) + f.b
 
 
 def _checks(run, f: Affine, shape, dtype, flexible) -> bool:
@@ -284,7 +336,7 @@ def _checks(run, f: Affine, shape, dtype, flexible) -> bool:
             return False
         if got.shape != want.shape:
             return False
-        scale = np.einsum("...n,...kn->...k", np.abs(x.astype(np.float64)), np.abs(f.m))
+        scale = f.bound(x.astype(np.float64))
         if not np.all(np.abs(got - want) <= 1e-4 * (scale + np.abs(f.b) + 1e-30)):
             return False
     return True
@@ -360,35 +412,45 @@ class Form:
 
 def cheapest_form(f: Affine, x_lead: list) -> Form:
     """M^T itself, or, where M has low rank r (`RANK_TOL`), A [N, r] and B [r, N'],
-    from its singular values; whichever costs less (`COST`). `x_lead` are x's leading
-    dims (a name for one not static), for how many rows share each matrix."""
-    m = f.m
-    lead = m.shape[:-2]
+    from its singular values (or its range's basis); whichever costs less (`COST`).
+    `x_lead` are x's leading dims (a name for one not static), for how many rows share
+    each matrix."""
+    lead = (f.m if f.m is not None else f.q).shape[:-2]
     varying = [i for i, d in enumerate(lead) if d > 1]
     shared = [i for i, d in enumerate(lead) if d == 1]
     sharing = [x_lead[i] for i in shared]
     form = Form([], 0.0)
     if not varying:
-        m, rate = m.reshape(m.shape[-2:]), COST["mm"]
+        rate = COST["mm"]
     elif sharing and not all(d == 1 for d in sharing):  # rows share each channel's matrix
         rows = max(shared, key=lambda i: x_lead[i] if isinstance(x_lead[i], int) else math.inf)
         order = [*(i for i in shared if i != rows), *varying, rows]
-        m = m.reshape([lead[i] for i in varying] + list(m.shape[-2:]))
         perm = [*order, len(lead)]
         form = Form([], 0.0, True, None if perm == sorted(perm) else perm)
         rate = COST["mm"]
     else:
         form, rate = Form([], 0.0, True, rows=True), COST["batched"]
-    n_out, n = m.shape[-2:]
-    u, s, vt = np.linalg.svd(m, full_matrices=False)
-    rank = max(int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0)), 1)
-    moves = 2 * COST["pass"] * (n + n_out) if form.perm else 0.0
-    if rank * (n + n_out) >= n * n_out:
-        form.factors, form.cost = [np.swapaxes(m, -1, -2)], rate * n * n_out + moves
+
+    def kept(a: np.ndarray) -> np.ndarray:
+        """`a` with only the leading axes it varies along, in x's moved order."""
+        sizes = [lead[i] for i in varying] if form.perm else list(a.shape[:-2])
+        return a.reshape([*sizes, *a.shape[-2:]] if varying else a.shape[-2:])
+
+    if f.m is None:
+        q, r = kept(f.q), kept(f.r)
+        n_out, n = q.shape[-2], r.shape[-1]
+        factors, work = [np.swapaxes(r, -1, -2), np.swapaxes(q, -1, -2)], r.shape[-2] * (n + n_out)
     else:
-        a = np.swapaxes(vt[..., :rank, :], -1, -2) * s[..., None, :rank]  # [..., N, r]
-        form.factors = [a, np.swapaxes(u[..., :, :rank], -1, -2)]  # and [..., r, N']
-        form.cost = rate * rank * (n + n_out) + moves
+        m = kept(f.m)
+        n_out, n = m.shape[-2:]
+        u, s, vt = np.linalg.svd(m, full_matrices=False)
+        rank = max(int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0)), 1)
+        factors, work = [np.swapaxes(m, -1, -2)], n * n_out
+        if rank * (n + n_out) < n * n_out:
+            a = np.swapaxes(vt[..., :rank, :], -1, -2) * s[..., None, :rank]  # [..., N, r]
+            factors, work = [a, np.swapaxes(u[..., :, :rank], -1, -2)], rank * (n + n_out)
+    moves = 2 * COST["pass"] * (n + n_out) if form.perm else 0.0
+    form.factors, form.cost = factors, rate * work + moves
     return form
 
 

@@ -12,6 +12,7 @@ from onnx import TensorProto, helper
 from onnx_decomplex import affine, decomplex
 
 F32 = np.float32
+PROBE_RANGE = affine._probe_range
 
 
 def _graph(nodes, inputs, outputs, inits=()) -> onnx.GraphProto:
@@ -139,3 +140,24 @@ def test_probe_reads_a_map_per_channel_and_checks_it():
         return per_channel(x) * np.arange(1, x.shape[0] + 1)[:, None, None]
 
     assert affine._probe(by_row, [2, 3, 4], F32, flexible=[0]) is None
+
+
+def test_a_map_too_large_to_read_whole_is_read_in_its_range(monkeypatch):
+    """Past `MAX_PROBE_BYTES`, M is read in a basis of its range, found from random
+    signals: the same two products, without M ever held whole."""
+    monkeypatch.setattr(affine, "MAX_PROBE_BYTES", 1024)
+    read = []
+    monkeypatch.setattr(affine, "_probe_range", lambda *a: read.append(1) or PROBE_RANGE(*a))
+    w = crandn(np.random.default_rng(8), [8, 4])
+    out = assert_rewrites(GEN.half_spectrum_filter([2, 8, 64], w), target="onnxruntime")
+    assert read and op_counts(out)["MatMul"] == 2
+    factors = sorted(tuple(t.dims) for t in out.graph.initializer if len(t.dims) == 3)
+    assert factors == [(8, 7, 64), (8, 64, 7)]
+
+
+def test_a_map_of_full_rank_too_large_to_read_whole_is_left():
+    def full_rank(x):
+        return np.cumsum(x, axis=-1)
+
+    f = affine._probe_range(full_rank, [2, 3, 128], F32, np.zeros((2, 3, 128)))
+    assert f is None
