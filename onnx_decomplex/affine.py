@@ -570,76 +570,70 @@ def _replace(
     dtype,
     layout: tuple[int, int, list[int]],
 ) -> None:
-    """Computes chain.y as x times the form's factors (plus b): the chain's last node
-    now writes a value no one reads, for `drop_unused`. `layout` is x's count of
-    leading axes, of the axes the map acts on, and y's sizes past the leading ones:
-    where there are several, x's are flattened into one first, and y's made again
-    last."""
-    graph = model.graph
-    fresh = namer(graph, chain.y)
-
-    def constant(stem: str, value: np.ndarray) -> str:
-        name = fresh(stem)
-        graph.initializer.append(numpy_helper.from_array(np.asarray(value, dtype), name))
-        return name
-
-    opset = default_opset(model) or 13
-    nodes: list[onnx.NodeProto] = []
-
-    def axes_node(op: str, x: str, out: str) -> None:
-        if opset >= 13:
-            axes = constant_int("axes", [-2])
-            nodes.append(helper.make_node(op, [x, axes], [out], name=out))
-        else:
-            nodes.append(helper.make_node(op, [x], [out], name=out, axes=[-2]))
-
+    """Computes chain.y as x times the form's factors (plus b), in the place of the
+    chain's last node. `layout` is x's count of leading axes, of the axes the map acts
+    on, and y's sizes past the leading ones: where there are several, x's are
+    flattened into one first, and y's made again last."""
     lead, k, tail_y = layout
+    put = Placed(model.graph, chain.y)
+    opset = default_opset(model) or 13
+
+    def at_rows(op: str, x: str) -> str:  # Unsqueeze or Squeeze of axis -2
+        if opset >= 13:
+            return put.node(op, [x, put.constant("axes", np.array([-2], np.int64))])
+        return put.node(op, [x], axes=[-2])
 
     def reshape(x: str, sizes: list[int]) -> str:
-        out = fresh("reshaped")
-        target = constant_int("shape", [0] * lead + sizes)
-        nodes.append(helper.make_node("Reshape", [x, target], [out], name=out))
-        return out
+        return put.node(
+            "Reshape", [x, put.constant("shape", np.array([0] * lead + sizes, np.int64))]
+        )
 
-    def constant_int(stem: str, value: list[int]) -> str:
-        name = fresh(stem)
-        graph.initializer.append(numpy_helper.from_array(np.array(value, np.int64), name))
+    current = reshape(chain.x, [-1]) if k > 1 else chain.x
+    if form.rows:
+        current = at_rows("Unsqueeze", current)
+    if form.perm:
+        current = put.node("Transpose", [current], perm=form.perm)
+    for factor in form.factors:
+        current = put.node("MatMul", [current, put.constant("factor", factor.astype(dtype))])
+    if form.perm:
+        current = put.node("Transpose", [current], perm=[int(i) for i in np.argsort(form.perm)])
+    if form.rows:
+        current = at_rows("Squeeze", current)
+    if np.any(b != 0):
+        current = put.node("Add", [current, put.constant("bias", b.astype(dtype))])
+    if len(tail_y) > 1:
+        reshape(current, list(tail_y))
+    put.done()
+
+
+class Placed:
+    """Nodes that compute `y` in the place of the node that now does, and the
+    initializers they read, named after y. `done` puts them in: the old node then
+    writes a value no one reads, for `drop_unused`."""
+
+    def __init__(self, graph: onnx.GraphProto, y: str):
+        self.graph, self.y, self.nodes = graph, y, []
+        self.fresh = namer(graph, y)
+
+    def constant(self, stem: str, value: np.ndarray) -> str:
+        name = self.fresh(stem)
+        self.graph.initializer.append(numpy_helper.from_array(value, name))
         return name
 
-    current = chain.x
-    if k > 1:
-        current = reshape(current, [-1])
-    if form.rows:
-        rows = fresh("rows")
-        axes_node("Unsqueeze", current, rows)
-        current = rows
-    if form.perm:
-        moved = fresh("moved")
-        nodes.append(helper.make_node("Transpose", [current], [moved], name=moved, perm=form.perm))
-        current = moved
-    for i, factor in enumerate(form.factors):
-        out = fresh(f"product{i}")
-        nodes.append(
-            helper.make_node("MatMul", [current, constant(f"factor{i}", factor)], [out], name=out)
-        )
-        current = out
-    if form.perm:
-        back = fresh("back")
-        inverse = [int(i) for i in np.argsort(form.perm)]
-        nodes.append(helper.make_node("Transpose", [current], [back], name=back, perm=inverse))
-        current = back
-    if form.rows:
-        squeezed = fresh("squeezed")
-        axes_node("Squeeze", current, squeezed)
-        current = squeezed
-    if np.any(b != 0):
-        out = fresh("biased")
-        nodes.append(helper.make_node("Add", [current, constant("bias", b)], [out], name=out))
-        current = out
-    if len(tail_y) > 1:
-        current = reshape(current, list(tail_y))
-    nodes[-1].output[0] = chain.y
-    put_in_place(graph, chain.y, nodes, fresh)
+    def node(self, op: str, inputs: list[str], domain: str = "", **attrs) -> str:
+        """One more node; its output's name."""
+        out = self.fresh(op.lower())
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out, domain=domain, **attrs))
+        return out
+
+    def done(self) -> None:
+        """The last node writes y, in the place of the one that wrote it."""
+        self.nodes[-1].output[0] = self.y
+        last = next(i for i, node in enumerate(self.graph.node) if self.y in node.output)
+        old = self.graph.node[last]
+        old.output[list(old.output).index(self.y)] = self.fresh("unfused")
+        for k, node in enumerate(self.nodes):
+            self.graph.node.insert(last + k, node)
 
 
 def namer(graph: onnx.GraphProto, stem: str):
@@ -656,16 +650,6 @@ def namer(graph: onnx.GraphProto, stem: str):
         return name
 
     return fresh
-
-
-def put_in_place(graph: onnx.GraphProto, y: str, nodes: list[onnx.NodeProto], fresh) -> None:
-    """`nodes`, the last of which writes y, in the place of the node that wrote it: that
-    one now writes a value no one reads, for `drop_unused`."""
-    last = next(i for i, node in enumerate(graph.node) if y in node.output)
-    old = graph.node[last]
-    old.output[list(old.output).index(y)] = fresh("unfused")
-    for k, node in enumerate(nodes):
-        graph.node.insert(last + k, node)
 
 
 def drop_unused(graph: onnx.GraphProto) -> None:

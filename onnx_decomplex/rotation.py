@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from . import affine
 from .graphs import default_opset
@@ -161,38 +161,23 @@ def _rope(x, cos, sin, seq: int, interleaved: bool) -> np.ndarray:
 def _replace(model, chain, dims, seq, interleaved, cos, sin, opset) -> None:
     """chain.y as one RotaryEmbedding of x: [B, S, H*D] with num_heads (x [B, S, D] or
     [B, S, H, D]), or [B, H, S, D] as it is."""
-    graph = model.graph
-    fresh = affine.namer(graph, chain.y)
-    nodes = []
-
-    def constant(stem, value):
-        name = fresh(stem)
-        graph.initializer.append(numpy_helper.from_array(value, name))
-        return name
-
+    put = affine.Placed(model.graph, chain.y)
     three_d = len(dims) == 3 or seq == 1
     heads = 1 if len(dims) == 3 else dims[2 if seq == 1 else 1]
     x = chain.x
     if len(dims) == 4 and three_d:
-        x = fresh("rows")
-        target = constant("rows_shape", np.array([0, 0, -1], np.int64))
-        nodes.append(helper.make_node("Reshape", [chain.x, target], [x], name=x))
+        x = put.node("Reshape", [x, put.constant("rows", np.array([0, 0, -1], np.int64))])
     attrs = {"interleaved": int(interleaved), **({"num_heads": heads} if three_d else {})}
-    rotated = fresh("rotated")
     if opset >= ROTARY_OPSET:
         caches = [np.ascontiguousarray(np.broadcast_to(p, (dims[0], *p.shape))) for p in (cos, sin)]
-        ins = [x, constant("cos", caches[0]), constant("sin", caches[1])]
-        nodes.append(helper.make_node("RotaryEmbedding", ins, [rotated], name=rotated, **attrs))
+        ins = [x, put.constant("cos", caches[0]), put.constant("sin", caches[1])]
+        rotated = put.node("RotaryEmbedding", ins, **attrs)
     else:
-        ins = [x, constant("position", np.array([0], np.int64)), constant("cos", cos),
-               constant("sin", sin)]  # fmt: skip
-        nodes.append(helper.make_node("RotaryEmbedding", ins, [rotated], name=rotated,
-                                      domain=CONTRIB, **attrs))  # fmt: skip
+        ins = [x, put.constant("position", np.array([0], np.int64)), put.constant("cos", cos),
+               put.constant("sin", sin)]  # fmt: skip
+        rotated = put.node("RotaryEmbedding", ins, domain=CONTRIB, **attrs)
         if CONTRIB not in {o.domain for o in model.opset_import}:
             model.opset_import.append(helper.make_opsetid(CONTRIB, 1))
     if len(dims) == 4 and three_d:
-        target = constant("shape", np.array(dims, np.int64))
-        nodes.append(helper.make_node("Reshape", [rotated, target], [chain.y], name=chain.y))
-    else:
-        nodes[-1].output[0] = chain.y
-    affine.put_in_place(graph, chain.y, nodes, fresh)
+        put.node("Reshape", [rotated, put.constant("shape", np.array(dims, np.int64))])
+    put.done()
