@@ -18,6 +18,7 @@ as a Fourier layer's few kept modes give it (`[N, r]` and `[r, N']` products).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -454,26 +455,35 @@ def cheapest_form(f: Affine, x_lead: list) -> Form:
     return form
 
 
-def fuse(model: onnx.ModelProto, matmul_up_to: int) -> tuple[onnx.ModelProto, list[str]]:
-    """`model` with each affine chain that holds a DFT (`chains`) run as its cheapest
-    product, where that costs at most `COST["margin"]` of the chain; a note per chain
-    replaced. DFTs of length up to `matmul_up_to` are costed as the MatMuls they will
-    become. The model is changed in place; without onnxruntime nothing is fused."""
+def fuse(model: onnx.ModelProto, matmul_up_to: int) -> list[str]:
+    """Runs each affine chain of `model` that holds a DFT (`chains`) as its cheapest
+    product, where that costs at most `COST["margin"]` of the chain, in place; a note per
+    chain replaced. DFTs of length up to `matmul_up_to` are costed as the MatMuls they
+    will become."""
+    return replace_chains(model, _is_dft, functools.partial(_fuse_chain, matmul_up_to=matmul_up_to))
+
+
+def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
+    """Calls `replace(model, chain, types)` on each chain from an `anchor` node (see
+    `chains`; `types`: the inferred types, by value name) until every chain left has
+    been given to it once; `replace` changes `model` in place and returns a note, or
+    None where it leaves the chain. Returns the notes; none without onnxruntime, which
+    reads the chains."""
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
-        return model, []
+        return []
     notes, tried = [], set()
     while True:  # a replaced chain may lie inside a longer one: found again on what is left
-        found = [c for c in chains(model.graph) if (c.x, c.y) not in tried]
+        found = [c for c in chains(model.graph, anchor) if (c.x, c.y) not in tried]
         if not found:
-            return model, notes
+            return notes
         inferred = onnx.shape_inference.infer_shapes(model)
         types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.input,
                                            *inferred.graph.output]}  # fmt: skip
         for chain in found:
             tried.add((chain.x, chain.y))
-            note = _fuse_chain(model, chain, types, matmul_up_to)
+            note = replace(model, chain, types)
             if note:
                 notes.append(note)
                 drop_unused(model.graph)

@@ -19,6 +19,8 @@ and puts the node in the chain's place: com.microsoft.RotaryEmbedding with cache
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -47,26 +49,7 @@ def rotations(model: onnx.ModelProto, contrib: bool) -> list[str]:
     opset = default_opset(model) or 1
     if not (contrib or opset >= ROTARY_OPSET):
         return []
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return []
-    notes, tried = [], set()
-    while True:
-        found = [c for c in affine.chains(model.graph, _is_table_product)
-                 if (c.x, c.y) not in tried]  # fmt: skip
-        if not found:
-            return notes
-        inferred = onnx.shape_inference.infer_shapes(model)
-        types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.input,
-                                           *inferred.graph.output]}  # fmt: skip
-        for chain in found:
-            tried.add((chain.x, chain.y))
-            note = _rotate(model, chain, types, opset)
-            if note:
-                notes.append(note)
-                affine.drop_unused(model.graph)
-                break
+    return affine.replace_chains(model, _is_table_product, functools.partial(_rotate, opset=opset))
 
 
 def _rotate(model, chain: affine.Chain, types: dict, opset: int) -> str | None:

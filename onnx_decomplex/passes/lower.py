@@ -41,7 +41,7 @@ def run(state: State, options: Options) -> State:
     narrowed = Narrowed()
     if target == "onnxruntime":
         if rewritten:
-            found += fuse(state.model, MATMUL_DFT_MAX_LENGTH)[1]
+            found += fuse(state.model, MATMUL_DFT_MAX_LENGTH)
         out, lowered = lower(state.model, state.opset, FASTER_ON_ONNXRUNTIME, strict=False,
                              max_length=MATMUL_DFT_MAX_LENGTH)  # fmt: skip
     elif target == "tensorrt":
