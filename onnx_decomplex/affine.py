@@ -27,6 +27,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from .graphs import default_opset, subgraphs
+from .shapes import infer_shapes
 
 EVERY_INPUT = frozenset({"Add", "Sub", "Neg", "Identity", "Concat", "Sum"})
 """Ops affine in all their inputs at once."""
@@ -478,7 +479,7 @@ def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
         found = [c for c in chains(model.graph, anchor) if (c.x, c.y) not in tried]
         if not found:
             return notes
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = infer_shapes(model)
         types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.input,
                                            *inferred.graph.output]}  # fmt: skip
         for chain in found:

@@ -11,6 +11,7 @@ from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import CheckError
 from .graphs import labeled_graphs, node_graphs, node_label
 from .load import holds_external
+from .shapes import infer_shapes
 
 
 def type_is_complex(tp: onnx.TypeProto) -> bool:
@@ -112,14 +113,12 @@ def check(model: onnx.ModelProto, external: bool | None = None) -> onnx.ModelPro
         CheckError: A step failed. That is a bug in a rule, never a user mistake.
     """
     try:
-        inferred = onnx.shape_inference.infer_shapes(
-            model, check_type=True, strict_mode=True, data_prop=True
-        )
+        inferred = infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
     except Exception:  # onnx raises several unrelated types here
         # Data propagation reads some small 1-D values as shapes, and then refuses
         # broadcasts that are valid on values (Mul of [2] by [3, 1]): infer without it.
         try:
-            inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+            inferred = infer_shapes(model, check_type=True, strict_mode=True)
         except Exception as e:
             raise CheckError(f"shape inference failed on the rewritten model: {e}") from e
     try:

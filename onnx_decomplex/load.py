@@ -319,33 +319,6 @@ def _check_node(node: onnx.NodeProto) -> None:
     _check_bodies(node)
 
 
-def check_inferable(graph: onnx.GraphProto, typed: frozenset[str] = frozenset()) -> None:
-    """Raises LoadError for an EyeLike that reads a value of no known type (an input
-    declared without one, or the output of an op onnx does not know and no value_info
-    labels): onnx's shape inference stops the whole process on it (onnx#2647), where
-    every pass runs it. `typed` are the outer graphs' typed values, for a body."""
-    known = set(typed) | {t.name for t in graph.initializer}
-    known |= {s.values.name for s in graph.sparse_initializer}
-    for v in [*graph.input, *graph.value_info]:
-        kind = v.type.WhichOneof("value")
-        if kind is not None and (kind != "tensor_type" or v.type.tensor_type.elem_type):
-            known.add(v.name)
-    for node in graph.node:
-        reads = [name for name in node.input if name]
-        if node.op_type == "EyeLike" and is_default_domain(node.domain) and reads[0] not in known:
-            raise LoadError(
-                f"reads '{reads[0]}', whose type is not declared: onnx's shape inference "
-                "stops the process on it",
-                node=node.name,
-                op_type=node.op_type,
-                tensor=reads[0],
-            )
-        for body in subgraphs(node):
-            check_inferable(body, frozenset(known))
-        if is_default_domain(node.domain) and all(name in known for name in reads):
-            known.update(node.output)
-
-
 def _check_sound(
     model: onnx.ModelProto,
     graphs: list[onnx.GraphProto],

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import onnx
 
 from .errors import OptionError
+from .graphs import graphs_in, is_default_domain
 
 SYNTAX = "'name:1x8x128', 'name:1,8,128' or 'name:[1,8,128]'"
 """The spellings a shape spec may take, for help texts and errors."""
@@ -107,3 +108,40 @@ def declared_dims(v: onnx.ValueInfoProto) -> list[int | str | None] | None:
     if not t.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+
+
+_STANDIN = "__shape_of_eyelike_input"
+
+
+def infer_shapes(model: onnx.ModelProto, **kwargs) -> onnx.ModelProto:
+    """`onnx.shape_inference.infer_shapes(model, **kwargs)`, without stopping the process
+    where an EyeLike reads a value whose type inference cannot find (onnx#2647: a DFT of
+    a complex signal, an op onnx does not know). Inference runs on a copy where each
+    EyeLike reads ConstantOfShape(Shape(input)), which is always typed and has the same
+    shape; the nodes and labels of that stand-in are taken out of the result."""
+    eyelikes = [(g, n) for g in graphs_in(model.graph) for n in g.node
+                if n.op_type == "EyeLike" and is_default_domain(n.domain) and n.input]  # fmt: skip
+    if not eyelikes:
+        return onnx.shape_inference.infer_shapes(model, **kwargs)
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for k, g in enumerate(graphs_in(copy.graph)):
+        for i in reversed(range(len(g.node))):
+            node = g.node[i]
+            if node.op_type != "EyeLike" or not is_default_domain(node.domain) or not node.input:
+                continue
+            shape, standin = f"{_STANDIN}_{k}_{i}_shape", f"{_STANDIN}_{k}_{i}"
+            g.node.insert(i, onnx.helper.make_node("ConstantOfShape", [shape], [standin]))
+            g.node.insert(i, onnx.helper.make_node("Shape", [node.input[0]], [shape]))
+            node.input[0] = standin
+    inferred = onnx.shape_inference.infer_shapes(copy, **kwargs)
+    for g, original in zip(graphs_in(inferred.graph), graphs_in(model.graph), strict=True):
+        kept = [n for n in g.node if not any(o.startswith(_STANDIN) for o in n.output)]
+        for node, source in zip(kept, original.node, strict=True):
+            node.input[:] = source.input
+        del g.node[:]
+        g.node.extend(kept)
+        labels = [v for v in g.value_info if not v.name.startswith(_STANDIN)]
+        del g.value_info[:]
+        g.value_info.extend(labels)
+    return inferred

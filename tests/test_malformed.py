@@ -15,7 +15,6 @@ from helpers import make_model, vi
 from onnx import TensorProto, helper, numpy_helper
 from onnx_decomplex.cli.main import main
 
-from onnx_decomplex import decomplex
 from onnx_decomplex.errors import LoadError
 from onnx_decomplex.load import read_model
 
@@ -399,25 +398,3 @@ def test_a_baseline_that_is_a_list_is_one_line(tmp_path):
     baseline.write_text("[]")
     out = tmp_path / "out"
     assert_one_line_error(invoke(folder, out, "--baseline", baseline), baseline, out, "a list")
-
-
-@pytest.mark.parametrize("where", ["an input of no type", "an unknown op's output"])
-def test_an_eyelike_of_a_value_of_no_type_is_one_line(tmp_path, where):
-    """onnx's shape inference stops the process on it (onnx#2647): the model is refused
-    before any pass runs it, in memory and in a file run (where the checker refuses an
-    input of no type first)."""
-    nodes = [helper.make_node("EyeLike", ["t"], ["y"], dtype=TensorProto.FLOAT)]
-    x = vi("t", np.float32, [3, 3])
-    if where == "an input of no type":
-        x = onnx.ValueInfoProto(name="t")
-    else:
-        nodes.insert(0, helper.make_node("Foo", ["x"], ["t"], domain="x.y"))
-        x = vi("x", np.float32, [3, 3])
-    model = make_model(nodes, [x], [vi("y", np.float32, [3, 3])])
-    model.opset_import.append(helper.make_opsetid("x.y", 1))
-    with pytest.raises(LoadError, match="'t', whose type is not declared"):
-        decomplex(model)
-    src, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
-    src.write_bytes(model.SerializeToString())
-    needles = ["type"] if where == "an input of no type" else ["EyeLike", "'t'"]
-    assert_one_line_error(invoke(src, out), src, out, *needles)

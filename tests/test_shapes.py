@@ -1,7 +1,11 @@
+import numpy as np
+import onnx
 import pytest
+from helpers import assert_rewrites, make_model, vi
+from onnx import TensorProto, helper
 
 from onnx_decomplex.errors import OptionError
-from onnx_decomplex.shapes import parse_shapes
+from onnx_decomplex.shapes import infer_shapes, parse_shapes
 
 
 @pytest.mark.parametrize(
@@ -54,3 +58,46 @@ def test_bad_specs_say_why(spec, message):
 def test_a_name_given_in_two_values_is_refused():
     with pytest.raises(OptionError, match="bad shape spec 'x:3': 'x' is given twice"):
         parse_shapes(["x:1x2", "x:3"])
+
+
+def _eyelike_of(nodes, inputs, opset=18) -> onnx.ModelProto:
+    model = make_model(nodes, inputs, [vi("y", np.float32, None)], opset=opset)
+    model.opset_import.append(helper.make_opsetid("x.y", 1))
+    return model
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        # an op onnx does not know: its output has no type
+        lambda: _eyelike_of(
+            [helper.make_node("Foo", ["x"], ["t"], domain="x.y"),
+             helper.make_node("EyeLike", ["t"], ["y"], dtype=TensorProto.FLOAT)],
+            [vi("x", np.float32, [3, 3])],
+        ),
+        # an input declared without a type
+        lambda: _eyelike_of(
+            [helper.make_node("EyeLike", ["t"], ["y"], dtype=TensorProto.FLOAT)],
+            [onnx.ValueInfoProto(name="t")],
+        ),
+    ],
+)  # fmt: skip
+def test_inference_of_an_eyelike_of_no_known_type_does_not_stop_the_process(make):
+    """onnx's own inference stops the process on these (onnx#2647)."""
+    model = make()
+    inferred = infer_shapes(model)
+    assert [n.op_type for n in inferred.graph.node] == [n.op_type for n in model.graph.node]
+    assert [list(n.input) for n in inferred.graph.node] == [list(n.input) for n in model.graph.node]
+    assert not any("eyelike_input" in v.name for v in inferred.graph.value_info)
+
+
+def test_an_eyelike_of_a_dft_of_a_complex_signal_is_rewritten(cdtype):
+    """The DFT's output type is not inferred from a complex signal."""
+    model = make_model(
+        [helper.make_node("DFT", ["x"], ["f"], axis=1),
+         helper.make_node("EyeLike", ["f"], ["y"], dtype=helper.np_dtype_to_tensor_dtype(np.dtype(cdtype)), k=1)],
+        [vi("x", cdtype, [3, 3])],
+        [vi("y", cdtype, [3, 3])],
+        opset=18,
+    )  # fmt: skip
+    assert_rewrites(model)

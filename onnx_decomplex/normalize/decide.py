@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
-from onnx import shape_inference
 
 from ..check import holds_complex
 from ..errors import DecomplexError
 from ..graphs import graph_nodes, gs_holds_graphs, gs_sorted, opset_versions, topologically_sorted
 from ..load import is_tensorflow_op
+from ..shapes import infer_shapes
 from ..tidy import name_nodes
 from .declared import packed_inputs, split_inputs
 from .facts import COMPLEX_OF
@@ -218,7 +218,7 @@ def _plainly_real(model: onnx.ModelProto) -> bool:
     if holds_complex(model) or any(is_tensorflow_op(n) for n in graph_nodes(model.graph)):
         return False
     try:
-        inferred = shape_inference.infer_shapes(model, strict_mode=True)
+        inferred = infer_shapes(model, strict_mode=True)
     except Exception:
         return False
     g = inferred.graph

@@ -19,7 +19,7 @@ from ..constants import graph_tensors
 from ..errors import DecomplexError, UnsupportedError
 from ..graphs import gs_holds_graphs, label, topologically_sorted
 from ..options import Options
-from ..shapes import declared_dims
+from ..shapes import declared_dims, infer_shapes
 from ..stream import left_on_disk, on_disk
 from ..tidy import name_nodes
 from .state import State
@@ -58,7 +58,7 @@ def with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
     table's length is the sequence's.
     """
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = infer_shapes(model)
         for _ in range(4):
             named = _name_reshaped_dims(inferred)
             if not named:
@@ -67,7 +67,7 @@ def with_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
             kept = [v for v in inferred.graph.value_info if v.name in named]
             del inferred.graph.value_info[:]
             inferred.graph.value_info.extend(kept)
-            inferred = onnx.shape_inference.infer_shapes(inferred)
+            inferred = infer_shapes(inferred)
         return inferred
     except Exception:
         return model

@@ -20,7 +20,6 @@ from .. import graphs
 from ..analyze import analyze
 from ..check import complex_in_functions
 from ..errors import DecomplexError, OptionError
-from ..load import check_inferable
 from ..normalize import imported, normalize
 from ..options import Options
 from ..report import initializer_bytes, op_histogram
@@ -37,7 +36,6 @@ def run(state: State, options: Options) -> State:
         op_histogram(model),
         initializer_bytes(model),
     )
-    check_inferable(model.graph)
     model, state.defaults = _defaults_aside(model)
     graph = imported(model)
     tensors = graph.tensors()

@@ -20,6 +20,7 @@ from onnx import TensorProto
 from ..constants import node_tensor
 from ..dtypes import is_complex_onnx
 from ..graphs import default_opset, is_default_domain, subgraphs
+from ..shapes import infer_shapes
 from . import registrar
 from .support import IO_TYPES, OPS, OPSETS, SINCE, SOURCE, TYPE_NAMES, UNSUPPORTED
 
@@ -238,7 +239,7 @@ def lint(model: onnx.ModelProto) -> LintResult:
     """
     # When inference fails, lint what is declared; the parser will say the rest.
     with contextlib.suppress(Exception):
-        model = onnx.shape_inference.infer_shapes(model)
+        model = infer_shapes(model)
     result = LintResult()
     findings = result.findings
     opset = default_opset(model)

@@ -31,7 +31,7 @@ from ..constants import gs_value
 from ..emit import Emitter
 from ..errors import DecomplexError
 from ..graphs import is_default_domain
-from ..shapes import declared_dims
+from ..shapes import declared_dims, infer_shapes
 from ..tidy import keep_model_fields
 from . import registrar
 
@@ -454,7 +454,7 @@ def lower(
         return model, Lowered()
     lowered = Lowered(max_length=max_length)
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = infer_shapes(model)
     except Exception:  # the lowerings that need a shape say so themselves
         inferred = model
     graph = gs.import_onnx(inferred)
