@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: help run test test-slow test-gpu fuzz bench bench-quick bench-large zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf docs coverage clean
+.PHONY: help run test test-slow test-gpu fuzz bench bench-quick bench-frameworks bench-large zoo zoo-baseline lint format fixtures fixtures-jax fixtures-torch fixtures-tf docs coverage clean
 
 # A bare `make` lists the targets; every target that needs the venv still creates it.
 .DEFAULT_GOAL := help
@@ -63,6 +63,14 @@ bench-quick: $(BENCH_STAMP)
 
 LARGE_GRAPH ?= 4500 9000 18000 37000
 LARGE_MODELS ?= 1.8 2.1 3.2
+
+## bench-frameworks: each whole model of fixtures/models/ in its own framework (jax.jit, tf.function, torch.compile; one thread) against its rewrite in onnxruntime, both targets; runs in the exporters' environments that fixtures-jax, fixtures-tf and fixtures-torch make
+bench-frameworks:
+	for e in jax:jax2onnx tf:tf2onnx torch:torch; do \
+		venv=.venv-$${e%%:*}; \
+		$$venv/bin/pip install -q -e '.[cpu]' && \
+		$$venv/bin/python bench/frameworks.py --exporter $${e#*:} --profile --out out/bench-frameworks || exit 1; \
+	done
 
 ## bench-large: the rewrite's cost per node at several graph sizes, and models past 2 GB under a 6 GiB cap (minutes)
 bench-large: $(BENCH_STAMP)

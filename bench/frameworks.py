@@ -24,7 +24,7 @@ CPU core, so that no library's thread pool can use another.
 With `--profile`, each rewrite slower than its framework is then run again under
 onnxruntime's profiler, and the time its nodes took is summed by node type.
 
-Models marked minimal are the issues' minimal repros, a few dozen numbers in and out:
+Models marked minimal are the corpus's minimal cases, a few dozen numbers in and out:
 their times are per-call overhead, not arithmetic.
 
 Runs in an exporter's environment, with onnx_decomplex installed there
@@ -61,7 +61,7 @@ MINIMAL = {
     "lru_minimal", "fno_modes_minimal", "rope_heads_minimal", "magnitude_mask_minimal",
     "magnitude_mask_batch3", "squares_native", "angle_zeros",
 }  # fmt: skip
-"""The issues' minimal repros: a few dozen numbers in and out, so per-call overhead."""
+"""The corpus's minimal cases: a few dozen numbers in and out, so per-call overhead."""
 
 Call = Callable[[], list[np.ndarray]]
 """One compiled call of a model on its inputs, returning its outputs as numpy arrays."""

@@ -22,7 +22,7 @@ from ..trt.narrow import Narrowed, narrow_double
 from .state import State
 from .tidy import fill_output_shapes
 
-FASTER_ON_ONNXRUNTIME = {"DFT"}
+FASTER_ON_ONNXRUNTIME = {"DFT", "Einsum"}
 """The lowerings measured faster than the op itself on onnxruntime's CPU."""
 
 MATMUL_DFT_MAX_LENGTH = 256

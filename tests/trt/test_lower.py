@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from helpers import crandn, init, make_model, op_types, vi
+from helpers import crandn, init, make_model, op_types, run_ort, vi
 from onnx import TensorProto, helper
 
 from onnx_decomplex import decomplex, validate
@@ -31,7 +31,7 @@ def assert_lowers(model, feeds, ops=None, atol=1e-5, rtol=1e-4):
 
 
 def test_registry():
-    assert set(LOWERINGS) == {"DFT", "STFT", "Compress", "NonZero"}
+    assert set(LOWERINGS) == {"DFT", "STFT", "Compress", "NonZero", "Einsum"}
     with pytest.raises(ValueError, match="a lowering for DFT is already registered"):
         lowering("DFT")(lambda e, node: None)
 
@@ -412,3 +412,42 @@ def test_the_onnxruntime_target_keeps_a_long_dft():
     out, report = decomplex(dft_model([2, n, 2], 17, axis=1), target="onnxruntime")
     assert op_types(out) == ["DFT"] and not report.lowered
     assert f"length {n}, past {MATMUL_DFT_MAX_LENGTH}" in report.lowering_notes[0]
+
+
+@pytest.mark.parametrize(
+    ("equation", "a", "b", "lowered"),
+    [
+        ("ij,jk->ik", [3, 4], [4, 5], True),
+        ("bij,jk->bik", [2, 3, 4], [4, 5], True),
+        ("bhij,hjk->bhik", [2, 3, 4, 5], [3, 5, 6], True),
+        ("ij,kj->ik", [3, 4], [5, 4], True),  # a constant written transposed
+        ("ij,jk->ki", [3, 4], [4, 5], False),  # the product transposed
+        ("bij,bkj->bik", [2, 3, 4], [2, 5, 4], True),
+        ("ii,ij->ij", [3, 3], [3, 4], False),  # a diagonal
+        ("ij,j->i", [3, 4], [4], False),  # a vector
+    ],
+)
+def test_an_einsum_that_is_a_matrix_product_is_a_matmul_for_onnxruntime(equation, a, b, lowered):
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(b).astype(np.float32)
+    model = make_model(
+        [helper.make_node("Einsum", ["x", "w"], ["y"], equation=equation)],
+        [vi("x", np.float32, a)],
+        [vi("y", np.float32, None)],
+        [init("w", w)],
+    )
+    out, _ = decomplex(model, target="onnxruntime")
+    assert op_types(out) == (["MatMul"] if lowered else ["Einsum"])
+    x = rng.standard_normal(a).astype(np.float32)
+    (y,) = run_ort(out, {"x": x})
+    np.testing.assert_allclose(y, np.einsum(equation, x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_an_einsum_of_two_values_written_transposed_stays():
+    model = make_model(
+        [helper.make_node("Einsum", ["x", "w"], ["y"], equation="ij,kj->ik")],
+        [vi("x", np.float32, [3, 4]), vi("w", np.float32, [5, 4])],
+        [vi("y", np.float32, [3, 5])],
+    )
+    out, _ = decomplex(model, target="onnxruntime")
+    assert op_types(out) == ["Einsum"]
