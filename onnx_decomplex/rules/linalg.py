@@ -13,7 +13,8 @@ With a constant weight, one real product does it all (the block form):
                      B = [[Wr, Wi], [-Wi, Wr]] interleaved, built in numpy
     Conv(z, W)    -> Conv([zr; zi], [[Wr, -Wi], [Wi, Wr]]), halves = (re, im)
     Einsum(z...)  -> one Einsum of the packed operands with the product tensor
-                     T[a1..an, c] of n complex factors (see cmath.mul_structure)
+                     T[a1..an, c] of n complex factors (see cmath.mul_structure);
+                     of two, one constant: T folded into the constant (2x2 blocks)
 
 On the onnxruntime target, a constant W (K, N) is taken by regime instead: for one or
 two rows of z, the parts stacked as rows, [zr; zi] [Wr | Wi], which reads W once where
@@ -215,26 +216,47 @@ def einsum(ctx, node):
     terms, out = _einsum_terms(node.attrs["equation"])
     used = set(node.attrs["equation"])
     free = [ch for ch in string.ascii_letters if ch not in used]
-    ins, new_terms, packed_letters = [], [], []
+    ins, new_terms, packed = [], [], []  # packed: (operand index, its packed letter)
     for t, term in zip(node.inputs, terms, strict=True):
         if ctx.is_complex(t):
-            letter = free.pop(0)
-            packed_letters.append(letter)
+            packed.append((len(ins), free.pop(0)))
             ins.append(ctx.packed(t, dtype))
-            new_terms.append(term + letter)
+            new_terms.append(term + packed[-1][1])
         else:
             ins.append(ctx.real(t, dtype))
             new_terms.append(term)
-    if len(packed_letters) == 1:
+    if len(packed) == 1:
         # Linear in its one complex operand: the packed axis is carried through.
-        c = packed_letters[0]
+        c = packed[0][1]
     else:
         c = free.pop(0)
-        ins.append(cmath.mul_structure(len(packed_letters), dtype))
-        new_terms.append("".join(packed_letters) + c)
+        table = cmath.mul_structure(len(packed), dtype)
+        letters = "".join(letter for _, letter in packed)
+        folded = _fold_table(ctx, node, packed, table, letters, c, dtype)
+        if folded is None:
+            ins.append(table)
+            new_terms.append(letters + c)
+        else:
+            (k, letter), ins[k] = folded
+            new_terms[k] = terms[k] + letter + c
     equation = ",".join(new_terms) + "->" + out + c
     ctx.set_packed(y, ctx.emit("Einsum", ins, {"equation": equation}))
     ctx.explain(f"one Einsum on packed operands: {equation}")
+
+
+def _fold_table(ctx, node, packed, table, letters: str, c: str, dtype):
+    """A product of two complex operands, one of them constant, with the product table
+    folded into the constant at rewrite time (each element a 2x2 real block), so that
+    the Einsum has two operands, not three: ((the constant's index, the other's packed
+    letter), the folded constant); None otherwise."""
+    if len(packed) != 2:
+        return None
+    for (k, letter), (_, other) in (packed, packed[::-1]):
+        value = ctx.constant(node.inputs[k])
+        if value is not None:
+            p = np.stack([value.real, value.imag], -1).astype(dtype)
+            return (k, other), np.einsum(f"...{letter},{letters}{c}->...{other}{c}", p, table)
+    return None
 
 
 def _conv(ctx, node, ins):

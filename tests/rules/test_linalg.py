@@ -148,6 +148,21 @@ def test_einsum(cdtype, equation, shapes):
     assert_rewrites(m, ops={"Einsum": 1})
 
 
+@pytest.mark.parametrize("first", [False, True])
+def test_einsum_by_a_constant_folds_the_product_table_into_it(cdtype, first):
+    """A Fourier layer's `bix,iox->box` by constant weights: the table of the complex
+    product is folded into the weights at rewrite time, one Einsum of two operands."""
+    w = init("w", crandn(np.random.default_rng(3), [3, 4, 5], cdtype))
+    equation, inputs = ("iox,bix->box", ["w", "z"]) if first else ("bix,iox->box", ["z", "w"])
+    m = make_model([helper.make_node("Einsum", inputs, ["y"], equation=equation)],
+                   [vi("z", cdtype, [2, 3, 5])], [vi("y", cdtype, [2, 4, 5])], [w])  # fmt: skip
+    out = assert_rewrites(m, ops={"Einsum": 1})
+    (node,) = out.graph.node
+    assert len(node.input) == 2
+    folded = next(t for t in out.graph.initializer if t.name == node.input[0 if first else 1])
+    assert list(folded.dims) == [3, 4, 5, 2, 2]
+
+
 @pytest.mark.parametrize("op", ["Conv", "ConvTranspose"])
 @pytest.mark.parametrize("weight", ["constant", "runtime", "real"])
 @pytest.mark.parametrize("bias", [False, True])
