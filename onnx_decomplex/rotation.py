@@ -61,6 +61,9 @@ def _rotate(model, chain: affine.Chain, types: dict, opset: int) -> str | None:
         return None
     if dims[-1] % 2 or 0 in dims:
         return None
+    ops = [node.op_type for node in chain.nodes]
+    if ops.count("Mul") < 2 or not {"Add", "Sub"} & set(ops):
+        return None  # no c x and s x' summed: a scale, not a rotation (and no session for it)
     sub = affine.chain_model(model, chain, TensorProto.FLOAT, len(dims))
     if sub is None:
         return None
