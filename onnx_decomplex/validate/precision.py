@@ -6,7 +6,9 @@ It passes when the rewrite is no further from the float64 run than `PRECISION_FA
 times the float32 reference is, or when every element is within its tolerance plus
 `noise.FACTOR` times float32's noise floor there (`noise`). Elements where float32
 itself breaks down, in the reference and the rewrite alike, are left out first
-(`_leave_out_breakdown`), and the note says how many.
+(`_leave_out_breakdown`), and the note says how many. An output of a model that
+computes in float64 has nothing wider to be judged against: it passes where every
+element is within its tolerance plus `noise.FACTOR` times float64's own noise floor.
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ def judge_failures(
     deadline: Deadline,
 ) -> None:
     """Judges the failed outputs of `result` again against the original run in float64,
-    when it computes in a narrower float type (see the module)."""
+    when it computes in a narrower float type (see the module); where it has none to
+    widen, its float64 outputs within float64's own noise floor (`_judge_float64`)."""
     wide = upcast(original)
     if wide is None:
         _judge_float64(result, original, inputs, deadline)
