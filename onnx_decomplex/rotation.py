@@ -12,9 +12,11 @@ rotates each pair of x's last axis by an angle that depends on the position only
     halves (i, i + D/2):              y_i  = x_i c - x_i+D/2 s,   y_i+D/2 = x_i s + x_i+D/2 c
 
 `rotations` reads c and s off the chain, run in onnxruntime on x = ones at the first
-element of every pair, checks the other element and two random x against the formula,
-and puts the node in the chain's place: com.microsoft.RotaryEmbedding with caches
-[S, D/2] read from position 0, or from opset 23 the standard one with caches [B, S, D/2].
+element of every pair, checks the chain against the formula on two random x (a map
+that differs from it agrees on random inputs with probability 0), and puts the node in
+the chain's place: com.microsoft.RotaryEmbedding with caches [S, D/2] read from
+position 0, or from opset 23 the standard one with caches [B, S, D/2]. A chain needs
+two products and a sum to be a rotation at all: others are passed over unrun.
 """
 
 from __future__ import annotations
