@@ -333,6 +333,8 @@ def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     frames = 1 + (total - length) // step
     if frames < 1 or step < 1:
         raise _fail(node, f"{frames} frames of {length} from a signal of {total}", x)
+    if lowered.max_length is not None and length > lowered.max_length:
+        raise _fail(node, f"length {length}, past {lowered.max_length}, where the op is faster")
 
     index = np.arange(frames)[:, None] * step + np.arange(width)[None, :]
     signal = x
