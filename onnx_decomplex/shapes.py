@@ -116,15 +116,35 @@ _STANDIN = "__shape_of_eyelike_input"
 def infer_shapes(model: onnx.ModelProto, **kwargs) -> onnx.ModelProto:
     """`onnx.shape_inference.infer_shapes(model, **kwargs)`, without stopping the process
     where an EyeLike reads a value whose type inference cannot find (onnx#2647: a DFT of
-    a complex signal, an op onnx does not know). Inference runs on a copy where each
-    EyeLike reads ConstantOfShape(Shape(input)), which is always typed and has the same
-    shape; the nodes and labels of that stand-in are taken out of the result."""
-    eyelikes = [(g, n) for g in graphs_in(model.graph) for n in g.node
-                if n.op_type == "EyeLike" and is_default_domain(n.domain) and n.input]  # fmt: skip
-    if not eyelikes:
+    a complex signal, an op onnx does not know; see `_standing_in`)."""
+    standing = _standing_in(model)
+    if standing is None:
         return onnx.shape_inference.infer_shapes(model, **kwargs)
+    copy, standins = standing
+    return _taken_out(onnx.shape_inference.infer_shapes(copy, **kwargs), standins)
+
+
+def convert_version(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
+    """`onnx.version_converter.convert_version`, which infers shapes on the way, without
+    stopping the process where `infer_shapes` would (see there)."""
+    import onnx.version_converter
+
+    standing = _standing_in(model)
+    if standing is None:
+        return onnx.version_converter.convert_version(model, version)
+    copy, standins = standing
+    return _taken_out(onnx.version_converter.convert_version(copy, version), standins)
+
+
+def _standing_in(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str]] | None:
+    """A copy of `model` where each EyeLike reads ConstantOfShape(Shape(input)), which is
+    always typed and has the input's shape, and each stand-in's name with the input it
+    stands for; None for a model without EyeLike."""
+    if not any(n.op_type == "EyeLike" for g in graphs_in(model.graph) for n in g.node):
+        return None
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
+    standins = {}
     for k, g in enumerate(graphs_in(copy.graph)):
         for i in reversed(range(len(g.node))):
             node = g.node[i]
@@ -133,15 +153,21 @@ def infer_shapes(model: onnx.ModelProto, **kwargs) -> onnx.ModelProto:
             shape, standin = f"{_STANDIN}_{k}_{i}_shape", f"{_STANDIN}_{k}_{i}"
             g.node.insert(i, onnx.helper.make_node("ConstantOfShape", [shape], [standin]))
             g.node.insert(i, onnx.helper.make_node("Shape", [node.input[0]], [shape]))
+            standins[standin] = node.input[0]
             node.input[0] = standin
-    inferred = onnx.shape_inference.infer_shapes(copy, **kwargs)
-    for g, original in zip(graphs_in(inferred.graph), graphs_in(model.graph), strict=True):
+    return copy, standins
+
+
+def _taken_out(model: onnx.ModelProto, standins: dict[str, str]) -> onnx.ModelProto:
+    """`model` without the stand-ins' nodes and labels, each EyeLike reading its own
+    input again."""
+    for g in graphs_in(model.graph):
         kept = [n for n in g.node if not any(o.startswith(_STANDIN) for o in n.output)]
-        for node, source in zip(kept, original.node, strict=True):
-            node.input[:] = source.input
+        for node in kept:
+            node.input[:] = [standins.get(name, name) for name in node.input]
         del g.node[:]
         g.node.extend(kept)
         labels = [v for v in g.value_info if not v.name.startswith(_STANDIN)]
         del g.value_info[:]
         g.value_info.extend(labels)
-    return inferred
+    return model

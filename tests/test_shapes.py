@@ -101,3 +101,15 @@ def test_an_eyelike_of_a_dft_of_a_complex_signal_is_rewritten(cdtype):
         opset=18,
     )  # fmt: skip
     assert_rewrites(model)
+
+
+def test_an_opset_upgrade_of_an_eyelike_of_a_dft_of_a_complex_signal_is_rewritten():
+    """onnx's version converter infers shapes on the way, and stops the process there."""
+    model = make_model(
+        [helper.make_node("DFT", ["x"], ["f"], axis=1),
+         helper.make_node("EyeLike", ["f"], ["y"], dtype=TensorProto.COMPLEX64, k=0)],
+        [vi("x", np.complex64, [3, 3])],
+        [vi("y", np.complex64, [3, 3])],
+        opset=17,
+    )  # fmt: skip
+    assert_rewrites(model, target_opset=18)

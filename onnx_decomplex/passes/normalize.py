@@ -13,7 +13,6 @@ import time
 
 import onnx
 import onnx.inliner
-import onnx.version_converter
 import onnx_graphsurgeon as gs
 
 from .. import graphs
@@ -23,6 +22,7 @@ from ..errors import DecomplexError, OptionError
 from ..normalize import imported, normalize
 from ..options import Options
 from ..report import initializer_bytes, op_histogram
+from ..shapes import convert_version
 from .state import State
 
 MIN_OPSET = 11
@@ -86,7 +86,7 @@ def upgrade_opset(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
     if target == current:
         return model
     try:
-        converted = onnx.version_converter.convert_version(model, target)
+        converted = convert_version(model, target)
     except Exception as e:  # the converter raises bare RuntimeErrors
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise DecomplexError(f"cannot convert opset {current} to {target}: {first}") from None
