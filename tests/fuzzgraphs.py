@@ -142,7 +142,9 @@ def _exp(b: float) -> float:
 
 
 def _pow(b: float, n: int) -> float:
-    return math.inf if b > 1e100 else max(1.0, b) ** n
+    """max(1, b)^n, inf past float's range (1000^108 raises in Python's float power)."""
+    b = max(1.0, b)
+    return math.inf if n * math.log10(b) > 300 else b**n
 
 
 def _i64(values) -> np.ndarray:
@@ -433,7 +435,10 @@ class Builder:
         kind = self.one(["reverse", "flat", "minus1", "zero"])
         if kind == "reverse":
             target = list(reversed(x.shape)) + [1]
-            new = target
+            # A 0 in the target copies the input's dim in its place (allowzero is 0).
+            new = [x.shape[i] if d == 0 and i < x.rank else d for i, d in enumerate(target)]
+            if int(np.prod(new)) != x.size:
+                return
         elif kind == "flat":
             target = new = [x.size]
         elif kind == "minus1" and x.size > 0:
