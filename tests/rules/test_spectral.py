@@ -152,3 +152,25 @@ def test_a_spectral_filter_of_a_complex_signal_acts_on_its_pairs(cdtype):
     # The DFT runs along the axis before (re, im): the map is one on both, [32, 32].
     model = _filter_model(cdtype, real_signal=False, real_out=False)
     assert_rewrites(model, ops=Ops(Reshape=2, Transpose=2, MatMul=1), target="onnxruntime")
+
+
+def test_a_transform_of_a_loops_output_declares_a_shape(cdtype):
+    """Inference finds no shape for a DFT of what a Loop carries out; the rewritten
+    output still declares one (the checker asks every graph output for a shape)."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Identity", ["z_in"], ["z_out"])],
+        "body",
+        [vi("i", np.int64, []), vi("cond_in", np.bool_, []), vi("z_in", cdtype, [3])],
+        [vi("cond_out", np.bool_, []), vi("z_out", cdtype, [3])],
+    )  # fmt: skip
+    nodes = [
+        helper.make_node("Loop", ["n", "keep", "z"], ["carried"], body=body),
+        helper.make_node("Unsqueeze", ["carried", "last"], ["column"]),
+        helper.make_node("DFT", ["column"], ["y"], axis=0),
+    ]
+    inits = [init("n", np.array(1, np.int64)), init("keep", np.array(True)),
+             init("last", np.array([1], np.int64))]  # fmt: skip
+    model = make_model(nodes, [vi("z", cdtype, [3])], [vi("y", cdtype, [3, 1])], inits, opset=18)
+    out = assert_rewrites(model, ops=Ops(Loop=1, Unsqueeze=1, DFT=1))
+    assert len(out.graph.output[0].type.tensor_type.shape.dim) == 3
