@@ -27,7 +27,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from .graphs import default_opset, subgraphs
-from .shapes import infer_shapes
+from .shapes import declared_dims, infer_shapes
+from .tidy import fresh_name
 
 EVERY_INPUT = frozenset({"Add", "Sub", "Neg", "Identity", "Concat", "Sum"})
 """Ops affine in all their inputs at once."""
@@ -185,7 +186,7 @@ def _exits(start: str, x: str, carry, consumers, outputs) -> list[str]:
 
 def _computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
     """The nodes that compute `y` from `x`, graph inputs, initializers and constants
-    (`chain_model` refuses the chain where they read a graph input but x)."""
+    (`_chain_model` refuses the chain where they read a graph input but x)."""
     nodes, seen, todo = {}, set(), [y]
     while todo:
         t = todo.pop()
@@ -227,7 +228,7 @@ class Affine:
         return np.einsum("...r,...kr->...k", inner, np.abs(self.q))
 
 
-def chain_model(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
+def _chain_model(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
     """The chain as a model of its own, x (every dim free) -> y, and then the inputs of
     its DFTs and MatMuls, for their cost (`_chain_cost`); None where it reads a graph
     input but x."""
@@ -300,13 +301,19 @@ def _probe_range(run, shape: list[int], dtype, b: np.ndarray) -> Affine | None:
         y = np.asarray(run(rng.standard_normal(shape).astype(dtype)), np.float64) - b
         samples += [y[i] for i in range(rows)]
     u, s, _ = np.linalg.svd(np.stack(samples, axis=-1), full_matrices=False)  # per channel
-    rank = int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0))
+    rank = _rank(s)
     if rank > len(samples) - 8:
         return None
     q = u[..., :, : max(rank, 1)]  # [lead[1:]..., N', r]
     r = np.stack([np.einsum("...k,...kr->...r", c, q) for c in _columns(run, shape, dtype, b)],
                  axis=-1)  # fmt: skip
     return Affine(None, b, q[None], r[None])
+
+
+def _rank(s: np.ndarray) -> int:
+    """The largest rank among matrices of singular values `s` (per matrix, largest
+    first): how many pass `RANK_TOL` of their matrix's largest."""
+    return int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0))
 
 
 def _narrowest(a: np.ndarray, tail: int) -> np.ndarray:
@@ -400,14 +407,13 @@ def _dft_axis(node: onnx.NodeProto, given, rank: int, opset: int) -> int:
 @dataclass
 class Form:
     """How y = x M^T + b is run: `factors` are multiplied into x in turn (M^T, or A
-    then B where M^T = A B), each [..., N, r]. Where they differ from channel to channel
-    (`per_channel`), x's rows that share one are moved next to each other first, by
-    `perm` (None: x's own order), so that each product is a matrix's, not a row's
-    (`rows`: one row at a time, none share). `cost` is in multiply-adds per row of x."""
+    then B where M^T = A B), each [..., N, r]. Where they differ from channel to channel,
+    x's rows that share one are moved next to each other first, by `perm` (None: x's
+    own order), so that each product is a matrix's, not a row's (`rows`: one row at a
+    time, none share). `cost` is in multiply-adds per row of x."""
 
     factors: list[np.ndarray]
     cost: float
-    per_channel: bool = False
     perm: list[int] | None = None
     rows: bool = False
 
@@ -428,10 +434,10 @@ def cheapest_form(f: Affine, x_lead: list) -> Form:
         rows = max(shared, key=lambda i: x_lead[i] if isinstance(x_lead[i], int) else math.inf)
         order = [*(i for i in shared if i != rows), *varying, rows]
         perm = [*order, len(lead)]
-        form = Form([], 0.0, True, None if perm == sorted(perm) else perm)
+        form = Form([], 0.0, None if perm == sorted(perm) else perm)
         rate = COST["mm"]
     else:
-        form, rate = Form([], 0.0, True, rows=True), COST["batched"]
+        form, rate = Form([], 0.0, rows=True), COST["batched"]
 
     def kept(a: np.ndarray) -> np.ndarray:
         """`a` with only the leading axes it varies along, in x's moved order."""
@@ -446,7 +452,7 @@ def cheapest_form(f: Affine, x_lead: list) -> Form:
         m = kept(f.m)
         n_out, n = m.shape[-2:]
         u, s, vt = np.linalg.svd(m, full_matrices=False)
-        rank = max(int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0)), 1)
+        rank = max(_rank(s), 1)
         factors, work = [np.swapaxes(m, -1, -2)], n * n_out
         if rank * (n + n_out) < n * n_out:
             a = np.swapaxes(vt[..., :rank, :], -1, -2) * s[..., None, :rank]  # [..., N, r]
@@ -465,9 +471,9 @@ def fuse(model: onnx.ModelProto, matmul_up_to: int) -> list[str]:
 
 
 def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
-    """Calls `replace(model, chain, types)` on each chain from an `anchor` node (see
-    `chains`; `types`: the inferred types, by value name) until every chain left has
-    been given to it once; `replace` changes `model` in place and returns a note, or
+    """Calls `replace(model, chain, labels)` on each chain from an `anchor` node (see
+    `chains`; `labels`: the inferred value infos, by value name) until every chain left
+    has been given to it once; `replace` changes `model` in place and returns a note, or
     None where it leaves the chain. Returns the notes; none without onnxruntime, which
     reads the chains."""
     try:
@@ -483,11 +489,11 @@ def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
             inferred = infer_shapes(model)
         except Exception:  # onnx raises several types: the chains' shapes are unknown
             return notes
-        types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.input,
-                                           *inferred.graph.output]}  # fmt: skip
+        labels = {v.name: v for v in [*inferred.graph.value_info, *inferred.graph.input,
+                                       *inferred.graph.output]}  # fmt: skip
         for chain in found:
             tried.add((chain.x, chain.y))
-            note = replace(model, chain, types)
+            note = replace(model, chain, labels)
             if note:
                 notes.append(note)
                 drop_unused(model.graph)
@@ -499,20 +505,16 @@ TAIL_AXES = (1, 2, 3)
 and its channels' (or its (re, im) pairs'), an image's."""
 
 
-def _fuse_chain(model, chain: Chain, types: dict, matmul_up_to: int) -> str | None:
+def _fuse_chain(model, chain: Chain, labels: dict, matmul_up_to: int) -> str | None:
     """Replaces one chain by its cheapest product (see `fuse`); a note, or None where
     it is left as it is."""
-    x_type, y_dims = types.get(chain.x), dims(types.get(chain.y))
-    x_dims = dims(x_type)
-    if x_dims is None or y_dims is None or x_type.tensor_type.elem_type not in FLOATS:
+    found = ends(chain, labels)
+    if found is None:
         return None
-    dtype = np.float32 if x_type.tensor_type.elem_type == TensorProto.FLOAT else np.float64
-    sub = chain_model(model, chain, x_type.tensor_type.elem_type, len(x_dims))
-    if sub is None:
-        return None
-    try:
-        run_all = session(sub, chain.x)
-    except Exception:  # a chain onnxruntime cannot load on its own: left as it is
+    x_dims, y_dims, elem = found
+    dtype = np.float32 if elem == TensorProto.FLOAT else np.float64
+    run_all = runner(model, chain, elem, len(x_dims))
+    if run_all is None:
         return None
     for k in TAIL_AXES:
         lead, tail, tail_y = x_dims[:-k], x_dims[-k:], y_dims[len(x_dims) - k :]
@@ -556,24 +558,32 @@ def _flattened(run_all, lead: int, tail: list[int]):
     return run
 
 
-def session(model: onnx.ModelProto, x: str):
-    """The chain run in onnxruntime on one thread: x -> [y, the inputs of its costly
-    nodes]."""
+def ends(chain: Chain, labels: dict) -> tuple[list, list, int] | None:
+    """x's and y's dims (`shapes.declared_dims`) and x's element type, where both have
+    a rank of at least 1 and x is a float; else None."""
+    x, y = labels.get(chain.x), labels.get(chain.y)
+    if x is None or y is None:
+        return None
+    x_dims, y_dims, elem = declared_dims(x), declared_dims(y), x.type.tensor_type.elem_type
+    return (x_dims, y_dims, elem) if x_dims and y_dims and elem in FLOATS else None
+
+
+def runner(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
+    """The chain run in onnxruntime on one thread, x -> [y, the inputs of its costly
+    nodes]; None where `_chain_model` refuses it or onnxruntime cannot load it."""
     import onnxruntime as ort
 
+    sub = _chain_model(model, chain, elem, rank)
+    if sub is None:
+        return None
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])  # fmt: skip
-    return lambda a: session.run(None, {x: a})
-
-
-def dims(t: onnx.TypeProto | None) -> list | None:
-    """A tensor type's dims, each an int or a name; None where its rank is unknown."""
-    if t is None or not t.tensor_type.HasField("shape") or not t.tensor_type.shape.dim:
+    try:
+        session = ort.InferenceSession(sub.SerializeToString(), options,
+                                       providers=["CPUExecutionProvider"])  # fmt: skip
+    except Exception:  # a chain onnxruntime cannot load on its own: left as it is
         return None
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
-            for d in t.tensor_type.shape.dim]  # fmt: skip
+    return lambda a: session.run(None, {chain.x: a})
 
 
 def _replace(
@@ -627,7 +637,12 @@ class Placed:
 
     def __init__(self, graph: onnx.GraphProto, y: str):
         self.graph, self.y, self.nodes = graph, y, []
-        self.fresh = namer(graph, y)
+        self.taken = {n for node in graph.node for n in [*node.input, *node.output]}
+        self.taken |= {t.name for t in graph.initializer} | {i.name for i in graph.input}
+
+    def fresh(self, suffix: str) -> str:
+        """A name no value of the graph has: `y_suffix` where it can."""
+        return fresh_name(f"{self.y}_{suffix}", self.taken)
 
     def constant(self, stem: str, value: np.ndarray) -> str:
         name = self.fresh(stem)
@@ -648,22 +663,6 @@ class Placed:
         old.output[list(old.output).index(self.y)] = self.fresh("unfused")
         for k, node in enumerate(self.nodes):
             self.graph.node.insert(last + k, node)
-
-
-def namer(graph: onnx.GraphProto, stem: str):
-    """fresh(suffix) -> a name no value of `graph` has, `stem_suffix` where it can."""
-    names = {n for node in graph.node for n in [*node.input, *node.output]}
-    names |= {t.name for t in graph.initializer} | {i.name for i in graph.input}
-
-    def fresh(suffix: str) -> str:
-        name, i = f"{stem}_{suffix}", 0
-        while name in names:
-            i += 1
-            name = f"{stem}_{suffix}_{i}"
-        names.add(name)
-        return name
-
-    return fresh
 
 
 def drop_unused(graph: onnx.GraphProto) -> None:

@@ -54,25 +54,26 @@ def rotations(model: onnx.ModelProto, contrib: bool) -> list[str]:
     return affine.replace_chains(model, _is_table_product, functools.partial(_rotate, opset=opset))
 
 
-def _rotate(model, chain: affine.Chain, types: dict, opset: int) -> str | None:
-    x_type = types.get(chain.x)
-    dims, y_dims = affine.dims(x_type), affine.dims(types.get(chain.y))
-    if dims is None or dims != y_dims or not all(isinstance(d, int) for d in dims):
+def _rotate(model, chain: affine.Chain, labels: dict, opset: int) -> str | None:
+    found = affine.ends(chain, labels)
+    if found is None:
         return None
-    if x_type.tensor_type.elem_type != TensorProto.FLOAT or len(dims) not in (3, 4):
+    dims, y_dims, elem = found
+    if dims != y_dims or not all(isinstance(d, int) for d in dims):
+        return None
+    if elem != TensorProto.FLOAT or len(dims) not in (3, 4):
         return None
     if dims[-1] % 2 or 0 in dims:
         return None
     ops = [node.op_type for node in chain.nodes]
     if ops.count("Mul") < 2 or not {"Add", "Sub"} & set(ops):
         return None  # no c x and s x' summed: a scale, not a rotation (and no session for it)
-    sub = affine.chain_model(model, chain, TensorProto.FLOAT, len(dims))
-    if sub is None:
+    run_all = affine.runner(model, chain, elem, len(dims))
+    if run_all is None:
         return None
     try:
-        run_all = affine.session(sub, chain.x)
         found = _read(lambda a: run_all(a)[0], dims)
-    except Exception:  # a chain onnxruntime cannot run on its own: left as it is
+    except Exception:  # a chain onnxruntime cannot run on a probe: left as it is
         return None
     if found is None:
         return None

@@ -37,12 +37,11 @@ after it, 0.38 to 0.55 up to 2048."""
 def run(state: State, options: Options) -> State:
     target, report = options.target.target, state.report
     report.target = target
-    rewritten = state.analysis.has_complex or report.normalized is not None
     # Found by what they compute, on a model the rewrite made (one it left alone stays so).
-    found = rotations(state.model, contrib=target == "onnxruntime") if rewritten else []
+    found = rotations(state.model, contrib=target == "onnxruntime") if state.rewritten else []
     narrowed = Narrowed()
     if target == "onnxruntime":
-        if rewritten:
+        if state.rewritten:
             found += fuse(state.model, MATMUL_DFT_MAX_LENGTH)
         out, lowered = lower(state.model, state.opset, FASTER_ON_ONNXRUNTIME, strict=False,
                              max_length=MATMUL_DFT_MAX_LENGTH)  # fmt: skip

@@ -185,6 +185,12 @@ class State:
         return self.src is None or self.had_external
 
     @property
+    def rewritten(self) -> bool:
+        """Whether the rewrite makes the output: the model held complex values, or an
+        exporter's graph was read as the native-complex model it means."""
+        return self.analysis.has_complex or self.report.normalized is not None
+
+    @property
     def passed_through(self) -> bool:
         """True when the output is the input as it was: nothing complex, nothing lowered."""
         return not self.report.changed and self.model is self.source

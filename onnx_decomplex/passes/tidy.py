@@ -14,7 +14,7 @@ from .state import State
 
 
 def run(state: State, options: Options) -> State:
-    if state.analysis.has_complex or state.report.normalized is not None:
+    if state.rewritten:
         graph = tidy(state.graph)
         drop_labels(graph)
         out = gs.export_onnx(graph, do_type_check=False)
@@ -43,10 +43,8 @@ def fill_output_shapes(model: onnx.ModelProto, native: onnx.ModelProto | None = 
             continue
         d = declared.get(o.name)
         if d is not None and d.type.tensor_type.HasField("shape"):
-            rank = len(d.type.tensor_type.shape.dim)
-            rank += is_complex_onnx(d.type.tensor_type.elem_type) and not is_complex_onnx(
+            packed = is_complex_onnx(d.type.tensor_type.elem_type) and not is_complex_onnx(
                 o.type.tensor_type.elem_type
             )
-            shape = o.type.tensor_type.shape
-            for _ in range(rank):
-                shape.dim.add()
+            for _ in range(len(d.type.tensor_type.shape.dim) + packed):
+                o.type.tensor_type.shape.dim.add()
