@@ -125,24 +125,32 @@ def _rope_rotary23(b, s, h, d) -> onnx.ModelProto:
                   inits, opset=23)  # fmt: skip
 
 
-def _rope_contrib(b, s, h, d) -> onnx.ModelProto:
-    """onnxruntime's com.microsoft.RotaryEmbedding alone, on [B, S, H*D], at opset 18."""
+def _rope_contrib(b, s, h, d, flat: bool = False) -> onnx.ModelProto:
+    """onnxruntime's com.microsoft.RotaryEmbedding alone, on [B, S, H*D], at opset 18:
+    reshaped from and to [B, S, H, D], or with `flat` I/O [B, S, H*D] as it is."""
     table = FIXTURES.freqs_cis(s, d)
+    x, y = ("xq", "xq_out") if flat else ("x3", "y3")
     nodes = [
-        _n("Reshape", ["xq", "to3"], ["x3"]),
         helper.make_node(
             "RotaryEmbedding",
-            ["x3", "pos", "cos", "sin"],
-            ["y3"],
+            [x, "pos", "cos", "sin"],
+            [y],
             domain="com.microsoft",
             interleaved=1,
             num_heads=h,
         ),  # fmt: skip
-        _n("Reshape", ["y3", "to4"], ["xq_out"]),
     ]
-    inits = [_init("to3", [0, 0, -1]), _init("to4", [0, 0, h, d]), _init("pos", [0]),
-             _init("cos", table.real.astype(np.float32)), _init("sin", table.imag.astype(np.float32))]  # fmt: skip
-    model = _model(nodes, [_vi("xq", F32, [b, s, h, d])], [_vi("xq_out", F32, [b, s, h, d])], inits)
+    inits = [_init("pos", [0]), _init("cos", table.real.astype(np.float32)),
+             _init("sin", table.imag.astype(np.float32))]  # fmt: skip
+    shape = [b, s, h * d] if flat else [b, s, h, d]
+    if not flat:
+        nodes = [
+            _n("Reshape", ["xq", "to3"], ["x3"]),
+            *nodes,
+            _n("Reshape", ["y3", "to4"], ["xq_out"]),
+        ]
+        inits += [_init("to3", [0, 0, -1]), _init("to4", [0, 0, h, d])]
+    model = _model(nodes, [_vi("xq", F32, shape)], [_vi("xq_out", F32, shape)], inits)
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return model
 
@@ -175,20 +183,9 @@ def rope_llama(rng, b=1, s=1024, h=32, d=128, target_opset=None, target="onnx") 
 def rope_flat(rng, b=1, s=1024, h=32, d=128) -> Case:
     """Llama RoPE on flat I/O [B, S, H*D] (the heads split and merged inside the graph),
     with `--target onnxruntime`, against the contrib node alone on the same layout."""
-    model = FIXTURES.rope(freqs_as_input=False, seq_len=s, heads=h, head_dim=d)
-    shapes = {t.name: t for t in model.graph.initializer}
-    shapes["pairs_shape"].CopyFrom(_init("pairs_shape", [0, 0, h, -1, 2]))
-    shapes["out_shape"].CopyFrom(_init("out_shape", [0, 0, -1]))
-    model.graph.input[0].CopyFrom(_vi("xq", F32, [b, s, h * d]))
-    model.graph.output[0].CopyFrom(_vi("xq_out", F32, [b, s, h * d]))
-    node = _rope_contrib(b, s, h, d)
-    kept = [n for n in node.graph.node if n.op_type == "RotaryEmbedding"]
-    kept[0].input[0], kept[0].output[0] = "xq", "xq_out"
-    del node.graph.node[:]
-    node.graph.node.extend(kept)
-    node.graph.input[0].CopyFrom(_vi("xq", F32, [b, s, h * d]))
-    node.graph.output[0].CopyFrom(_vi("xq_out", F32, [b, s, h * d]))
+    model = FIXTURES.rope_flat(seq_len=s, heads=h, head_dim=d, batch=b)
     feeds = {"xq": rng.standard_normal((b, s, h * d)).astype(np.float32)}
+    node = _rope_contrib(b, s, h, d, flat=True)
     baselines = [Baseline("com.microsoft.RotaryEmbedding", node, feeds, goal=1.1)]
     return Case("rope_flat (--target onnxruntime)", model, feeds, baselines, target="onnxruntime")
 

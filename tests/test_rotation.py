@@ -105,11 +105,6 @@ def test_a_product_that_is_no_rotation_stays():
 def test_flat_io_rope_is_the_node_alone(opset):
     """x [B, S, H*D] split into heads and pairs and merged back: the node reads and
     writes the flat layout itself, with no Reshape around it."""
-    model = GEN.rope(freqs_as_input=False, seq_len=8, heads=2, head_dim=8)
-    shapes = {t.name: t for t in model.graph.initializer}
-    shapes["pairs_shape"].CopyFrom(init("pairs_shape", np.array([0, 0, 2, -1, 2], np.int64)))
-    shapes["out_shape"].CopyFrom(init("out_shape", np.array([0, 0, -1], np.int64)))
-    model.graph.input[0].CopyFrom(vi("xq", F32, [1, 8, 16]))
-    model.graph.output[0].CopyFrom(vi("xq_out", F32, [1, 8, 16]))
+    model = GEN.rope_flat(seq_len=8, heads=2, head_dim=8)
     out = assert_rewrites(model, target="onnxruntime", target_opset=opset)
     assert op_counts(out) == Ops(RotaryEmbedding=1)
