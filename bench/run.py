@@ -2,6 +2,9 @@
 
 Every number is a ratio, tool / baseline, measured in the same process with the
 two sessions interleaved run by run, so that the machine's drift hits both alike.
+So each run finds its weights evicted by the other session's; cases marked "(weights
+in cache)" time each run after untimed ones of the same session, as in a loop over one
+model, the regime where a product bound by the bytes of its weights reads them fastest.
 onnxruntime runs on the CPU with one intra-op thread (`--threads 0`: all of them).
 Before timing, the rewrite's
 outputs are checked against each baseline's: a ratio of graphs that compute
@@ -61,14 +64,19 @@ def session(model: onnx.ModelProto) -> ort.InferenceSession:
     )
 
 
-def interleaved_medians(first, second, warmup: int, runs: int) -> tuple[float, float]:
-    """Median seconds of two (session, feeds) pairs, timed alternately after a warm-up."""
+def interleaved_medians(
+    first, second, warmup: int, runs: int, warm_runs: int = 0
+) -> tuple[float, float]:
+    """Median seconds of two (session, feeds) pairs, timed alternately after a warm-up,
+    each timed run after `warm_runs` untimed ones of the same session."""
     for _ in range(warmup):
         for sess, feeds in (first, second):
             sess.run(None, feeds)
     times = ([], [])
     for _ in range(runs):
         for (sess, feeds), spent in zip((first, second), times, strict=True):
+            for _ in range(warm_runs):
+                sess.run(None, feeds)
             start = time.perf_counter()
             sess.run(None, feeds)
             spent.append(time.perf_counter() - start)
@@ -105,7 +113,9 @@ def run_case(case: Case, warmup: int, runs: int) -> dict:
         diff = _close(tool_y.reshape(base_y.shape), base_y)
         if diff > 1e-3:
             raise SystemExit(f"{case.name}: the rewrite and '{b.name}' differ by {diff:.2g}")
-        t_tool, t_base = interleaved_medians((tool, case.feeds), (base, b.feeds), warmup, runs)
+        t_tool, t_base = interleaved_medians(
+            (tool, case.feeds), (base, b.feeds), warmup, runs, case.warm_runs
+        )
         result["baselines"].append(
             {
                 "baseline": b.name,

@@ -16,10 +16,10 @@ With a constant weight, one real product does it all (the block form):
                      T[a1..an, c] of n complex factors (see cmath.mul_structure);
                      of two, one constant: T folded into the constant (2x2 blocks)
 
-On the onnxruntime target, a constant W (K, N) is taken by regime instead: for one or
-two rows of z, the parts stacked as rows, [zr; zi] [Wr | Wi], which reads W once where
-the product is bound by W's bytes; for more rows, three products (the 3M method), where
-it is bound by arithmetic. Its error is about twice the block form's, in units of
+On the onnxruntime target, a constant W (K, N) is taken by regime instead: for up to
+three rows of z, the parts stacked as rows, [zr; zi] W with W's parts interleaved, which
+reads W once where the product is bound by W's bytes; for more rows, three products (the
+3M method), where it is bound by arithmetic. Its error is about twice the block form's, in units of
 float32's roundoff of sum |z||W| (0.79 against 0.39 at 64 rows of 1024).
 
 `--mul-strategy` picks four or three products where both operands are runtime
@@ -79,13 +79,15 @@ def _matmul_block(ctx, y, x, w: np.ndarray) -> bool:
     return True
 
 
-STACKED_ROWS_UP_TO = 2
+STACKED_ROWS_UP_TO = 3
 """On the onnxruntime target, x W with a constant complex W (K, N) and at most this many
 rows of x (its static dims but the last, multiplied) stacks x's parts as rows and reads W
 once; with more rows, or a row count that is not static, it takes three real products.
-Measured at K = N = 1024, one thread, against the block form: stacked 0.51 at 1 row, 0.59
-at 2, 0.74 at 3, 1.0 at 4, 1.17 at 64; three products 0.67 at 1 and 2 rows, 0.72 at 3,
-0.65 at 4, 0.8 at 64 (`bench/`: matmul_constant_*_onnxruntime_target)."""
+Measured at K = N = 1024, one thread, against four real MatMuls, with W in the cache and
+(after) with the sessions interleaved: stacked 0.51 (0.71) at 1 row, 0.59 (0.68) at 2,
+0.65 (0.75) at 3, 0.96 (0.92) at 4, 0.98 (0.92) at 64; three products 0.74 (0.88) at 1
+row, 0.81 (0.86) at 3, 0.77 (0.87) at 4, 0.76 (0.81) at 64 (`bench/`:
+matmul_constant_*_onnxruntime_target)."""
 
 
 def _rows(shape: list | None) -> int | None:
@@ -96,33 +98,27 @@ def _rows(shape: list | None) -> int | None:
     return int(np.prod(shape[:-1], dtype=np.int64))
 
 
-_COMBINE = np.array([[1, 0], [0, 1], [0, 1], [-1, 0]])
-"""(xr Wr, xr Wi, xi Wr, xi Wi) -> (xr Wr - xi Wi, xr Wi + xi Wr): products by 0 and
-+-1 only, as exact as a Sub and an Add."""
+_TIMES_I = np.array([[0, 1], [-1, 0]])
+"""(re, im) @ it = (-im, re): i times a packed number, by 0 and +-1 only (exact)."""
 
 
 def _matmul_stacked(ctx, y, x, w: np.ndarray, shape: list[int]) -> None:
-    """x W = [xr; xi] [Wr | Wi], its four blocks combined by one small product: W is read
-    once, for few rows of x a product bound by the bytes of W. x's `shape` is static but
-    for its last dim (few rows), which is W's first: every Reshape says its sizes.
-
-        [xr; xi] [Wr | Wi] = [[xr Wr, xr Wi], [xi Wr, xi Wi]]
-        x W = (xr Wr - xi Wi, xr Wi + xi Wr)
+    """x W = [xr; xi] W with W's columns (Wr, Wi) interleaved: W is read once, for few
+    rows of x a product bound by the bytes of W. The product's two rows are packed
+    numbers already, xr W and xi W, and x W = xr W + i (xi W). x's `shape` is static
+    but for its last dim (few rows), which is W's first: every Reshape says its sizes.
     """
     dtype = ctx.real_dtype(y)
-    *lead, m, _ = shape
-    (k, n), r = w.shape, len(lead)
-    wr, wi = cmath.split(w.astype(ctx.dtype(y)))
-    # packed [..., M, K, 2] -> [..., 2, M, K] -> rows [..., 2M, K]
-    parts = ctx.emit("Transpose", [ctx.packed(x, dtype)], {"perm": [*range(r), r + 2, r, r + 1]})
-    rows = ctx.emit("Reshape", [parts, np.array([*lead, 2 * m, k], np.int64)])
-    blocks = ctx.emit("MatMul", [rows, np.concatenate([wr, wi], axis=1)])
-    # [..., 2M, 2N] -> [..., 2 (x's part), M, 2 (W's part), N] -> [..., M, N, 4]
-    blocks = ctx.emit("Reshape", [blocks, np.array([*lead, 2, m, 2, n], np.int64)])
-    perm = [*range(r), r + 1, r + 3, r, r + 2]
-    last = ctx.emit("Transpose", [blocks], {"perm": perm})
-    last = ctx.emit("Reshape", [last, np.array([*lead, m, n, 4], np.int64)])
-    ctx.set_packed(y, ctx.emit("MatMul", [last, _COMBINE.astype(dtype)]))
+    *lead, m, k = shape
+    rows, n, r = _rows(shape), w.shape[1], len(shape) - 1
+    # packed [..., M, K, 2] -> [2, ..., M, K] -> [2 rows, K] @ [K, 2N] -> [2, rows, N, 2]
+    parts = ctx.emit("Transpose", [ctx.packed(x, dtype)], {"perm": [r + 1, *range(r + 1)]})
+    parts = ctx.emit("Reshape", [parts, np.array([2 * rows, w.shape[0]], np.int64)])
+    both = ctx.emit("MatMul", [parts, cmath.pack(w, dtype).reshape(w.shape[0], 2 * n)])
+    both = ctx.emit("Reshape", [both, np.array([2, rows, n, 2], np.int64)])
+    of_re, of_im = ctx.split_halves(both, 0)
+    out = ctx.emit("Add", [of_re, ctx.emit("MatMul", [of_im, _TIMES_I.astype(dtype)])])
+    ctx.set_packed(y, ctx.emit("Reshape", [out, np.array([*lead, m, n, 2], np.int64)]))
     ctx.explain(f"x's parts stacked as rows: one real MatMul reads the {w.shape} weight once")
 
 
@@ -146,7 +142,7 @@ def _matmul_by_regime(ctx, y, x, w: np.ndarray) -> bool:
         return False
     shape = ctx.shape(x)
     rows = _rows(shape)
-    if rows is not None and rows <= STACKED_ROWS_UP_TO:
+    if rows is not None and 0 < rows <= STACKED_ROWS_UP_TO:
         _matmul_stacked(ctx, y, x, w, shape)
     else:
         _matmul_three(ctx, y, x, w)

@@ -64,25 +64,33 @@ def test_matmul_constant_weight_is_one_block_matmul(opset, cdtype, a_shape, w_sh
     assert_rewrites(m, ops=BLOCK if len(w_shape) > 1 else Ops(Reshape=1, MatMul=1))
 
 
-@pytest.mark.parametrize("a_shape", [(1, 6), (2, 6), (2, 1, 6)])
+@pytest.mark.parametrize("a_shape", [(1, 6), (2, 6), (3, 6), (3, 1, 6)])
 def test_matmul_constant_weight_for_few_rows_reads_it_once(opset, cdtype, a_shape):
-    """onnxruntime's target, up to two rows: [zr; zi] [Wr | Wi], one MatMul, its four
-    blocks moved beside each other and combined by a second, small one."""
+    """onnxruntime's target, up to three rows: [zr; zi] times W's parts interleaved, one
+    MatMul whose rows are zr W and zi W packed, joined as zr W + i (zi W)."""
     m = single("MatMul", cdtype, opset, shape=a_shape, inputs=["a", "w"],
                inits=[init("w", crandn(RNG, (6, 5), cdtype))])  # fmt: skip
-    stacked = Ops(Transpose=2, Reshape=3, MatMul=2)
+    stacked = Ops(Transpose=1, Reshape=3, MatMul=2, Split=1, Add=1)
     assert_rewrites(m, ops=stacked, target="onnxruntime")
 
 
-@pytest.mark.parametrize("a_shape", [(3, 6), (2, 4, 6), ("n", 6)])
+@pytest.mark.parametrize("a_shape", [(4, 6), (2, 2, 6), ("n", 6)])
 def test_matmul_constant_weight_for_many_rows_takes_three_products(opset, cdtype, a_shape):
-    """onnxruntime's target, more than two rows or a row count that is not static: the 3M
+    """onnxruntime's target, more than three rows or a row count that is not static: the 3M
     method, Wr + Wi made in numpy."""
     m = single("MatMul", cdtype, opset, shape=a_shape, inputs=["a", "w"],
                inits=[init("w", crandn(RNG, (6, 5), cdtype))])  # fmt: skip
     ops = UNPACK + _gauss("MatMul", w_constant=True) + PACK
     shapes = {"a": (7, 6)} if "n" in a_shape else None
     assert_rewrites(m, ops=ops, target="onnxruntime", input_shapes=shapes)
+
+
+@pytest.mark.parametrize("a_shape", [(0, 6), (2, 0, 6)])
+def test_matmul_constant_weight_for_no_rows_takes_three_products(cdtype, a_shape):
+    """No rows is not few: the stacked form's Reshapes would read a 0 size as "copy"."""
+    m = single("MatMul", cdtype, shape=a_shape, inputs=["a", "w"],
+               inits=[init("w", crandn(RNG, (6, 5), cdtype))])  # fmt: skip
+    assert_rewrites(m, ops=UNPACK + _gauss("MatMul", w_constant=True) + PACK, target="onnxruntime")
 
 
 def test_matmul_constant_on_the_left(cdtype):
