@@ -8,8 +8,8 @@
   `MATMUL_DFT_MAX_LENGTH` becomes a MatMul by a DFT matrix, which onnxruntime's CPU runs
   faster than its own DFT there (docs/performance.md, "Measured"), and an STFT of frames
   up to that length a Gather of its frames and such a MatMul (0.51 of the STFT's time at
-  256); a longer one, or one whose length is not static, stays as it is; an Einsum that is
-  a matrix product becomes a MatMul.
+  256); a longer one, or one whose length is not static, stays as it is; an Einsum of two
+  operands becomes one MatMul, with the Transposes and Reshapes that place its letters.
 - onnx: from opset 23, a rotation by a position table becomes the standard
   RotaryEmbedding node; nothing else.
 """

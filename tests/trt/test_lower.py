@@ -410,45 +410,6 @@ def test_the_onnxruntime_target_keeps_a_long_dft():
     assert f"length {n}, past {MATMUL_DFT_MAX_LENGTH}" in report.lowering_notes[0]
 
 
-@pytest.mark.parametrize(
-    ("equation", "a", "b", "lowered"),
-    [
-        ("ij,jk->ik", [3, 4], [4, 5], True),
-        ("bij,jk->bik", [2, 3, 4], [4, 5], True),
-        ("bhij,hjk->bhik", [2, 3, 4, 5], [3, 5, 6], True),
-        ("ij,kj->ik", [3, 4], [5, 4], True),  # a constant written transposed
-        ("ij,jk->ki", [3, 4], [4, 5], False),  # the product transposed
-        ("bij,bkj->bik", [2, 3, 4], [2, 5, 4], True),
-        ("ii,ij->ij", [3, 3], [3, 4], False),  # a diagonal
-        ("ij,j->i", [3, 4], [4], False),  # a vector
-    ],
-)
-def test_an_einsum_that_is_a_matrix_product_is_a_matmul_for_onnxruntime(equation, a, b, lowered):
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal(b).astype(np.float32)
-    model = make_model(
-        [helper.make_node("Einsum", ["x", "w"], ["y"], equation=equation)],
-        [vi("x", np.float32, a)],
-        [vi("y", np.float32, None)],
-        [init("w", w)],
-    )
-    out, _ = decomplex(model, target="onnxruntime")
-    assert op_types(out) == (["MatMul"] if lowered else ["Einsum"])
-    x = rng.standard_normal(a).astype(np.float32)
-    (y,) = run_ort(out, {"x": x})
-    np.testing.assert_allclose(y, np.einsum(equation, x, w), rtol=1e-5, atol=1e-5)
-
-
-def test_an_einsum_of_two_values_written_transposed_stays():
-    model = make_model(
-        [helper.make_node("Einsum", ["x", "w"], ["y"], equation="ij,kj->ik")],
-        [vi("x", np.float32, [3, 4]), vi("w", np.float32, [5, 4])],
-        [vi("y", np.float32, [3, 5])],
-    )
-    out, _ = decomplex(model, target="onnxruntime")
-    assert op_types(out) == ["Einsum"]
-
-
 @pytest.mark.parametrize(("frame", "lowered"), [(16, True), (512, False)])
 def test_an_stft_is_its_frames_times_a_matrix_for_onnxruntime_up_to_256(frame, lowered):
     """onnxruntime's STFT takes about twice the time of the gathered frames' MatMul at

@@ -1,0 +1,169 @@
+"""An Einsum of two operands as one MatMul, and the Transposes and Reshapes that put its
+letters in place (`plan`).
+
+With x one operand and w the other, the letters fall in four groups:
+
+    G  the letters both hold that the output keeps, and some of x's (w broadcasts)
+    X  x's other letters that the output keeps: one axis
+    W  w's letters that the output keeps and x lacks: one axis
+    C  the letters summed, in x's order: one axis
+
+and the Einsum is MatMul(x as [G, X, C], w as [G, C, W]) -> [G, X, W], or with w on the
+left, MatMul(w as [G, W, C], x as [G, C, X]) -> [G, W, X]; then a Reshape to one axis a
+letter, and a Transpose into the output's order where the groups are not in it. Of the
+ways to choose G, the plan with the fewest Transposes of runtime values is taken, then
+the fewest Reshapes, then the fewest batch axes: `bsd,kd->bsk` is one MatMul by w
+transposed at rewrite time,
+`bix,io->box` one MatMul with w on the left, `bixy,io->boxy` the same between two
+Reshapes. Where a letter repeats in a term (a diagonal), a term is a scalar, or a letter
+of one operand is summed alone, there is no plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Each operand is transposed by its perm, then reshaped to its shape; the product is
+    reshaped to y_shape, then transposed by y_perm. None: nothing to do there. A shape
+    holds 0 to copy the dim at its index, and at most one -1."""
+
+    x_perm: tuple[int, ...] | None
+    x_shape: tuple[int, ...] | None
+    w_perm: tuple[int, ...] | None
+    w_shape: tuple[int, ...] | None
+    x_left: bool
+    y_shape: tuple[int, ...] | None
+    y_perm: tuple[int, ...] | None
+
+
+class _NoPlan(Exception):
+    pass
+
+
+def _perm(src: str, order: str) -> tuple[int, ...] | None:
+    return None if order == src else tuple(src.index(letter) for letter in order)
+
+
+def _reshape(src: list[str], dst: list[str], dims: dict) -> tuple[int, ...] | None:
+    """Reshape values taking axes `src` to axes `dst`, each axis a group of letters (of
+    their sizes multiplied; an empty group is an axis of 1): 0 where an axis of `dst` is
+    the one of `src` at its index, else its size, or -1 for one that is not static. None
+    where `src` is `dst`."""
+    if src == dst:
+        return None
+    values, copied = [], []
+    for i, group in enumerate(dst):
+        sizes = [dims[letter] for letter in group]
+        if i < len(src) and src[i] == group:
+            values.append(0)
+            copied += sizes
+        elif all(isinstance(size, int) for size in sizes):
+            values.append(int(np.prod(sizes, dtype=np.int64)))
+            if values[-1] == 0:
+                raise _NoPlan  # it would read as a copy
+        else:
+            values.append(-1)
+    # -1 is inferred once, and not beside a dim that may be 0 at run time.
+    if values.count(-1) > 1 or (
+        -1 in values and not all(isinstance(d, int) and d > 0 for d in copied)
+    ):
+        raise _NoPlan
+    return tuple(values)
+
+
+def _parse(equation: str) -> tuple[str, str, str] | None:
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if not arrow or len(terms) != 2 or "." in equation or not all(terms):
+        return None
+    a, b = terms
+    if any(len(set(t)) < len(t) for t in (a, b, out)) or not set(out) <= set(a) | set(b):
+        return None
+    if (set(a) ^ set(b)) - set(out):
+        return None  # a letter of one operand summed alone
+    return a, b, out
+
+
+def plan(
+    equation: str,
+    x_index: int,
+    x_dims: Sequence,
+    w_dims: Sequence,
+    w_runtime: bool = False,
+) -> Plan | None:
+    """The MatMul form of `equation` with operand `x_index` as x; None where there is
+    none. Dims are ints where static. With `w_runtime`, w's Transposes count with x's."""
+    parsed = _parse(equation)
+    if parsed is None:
+        return None
+    a, b, out = parsed
+    tx, tw = (a, b) if x_index == 0 else (b, a)
+    if len(x_dims) != len(tx) or len(w_dims) != len(tw):
+        return None
+    dims = {}
+    for letter, d in [*zip(tx, x_dims, strict=True), *zip(tw, w_dims, strict=True)]:
+        known = dims.get(letter)
+        if isinstance(known, int) and isinstance(d, int) and d != known:
+            return None  # sizes that differ: Einsum does not broadcast them
+        if not isinstance(known, int):
+            dims[letter] = d if isinstance(d, int) and d >= 0 else None
+    c = "".join(letter for letter in tx if letter in tw and letter not in out)
+    best = None
+    for g in range(len(out) + 1):
+        groups = _groups(out, g, tx, tw)
+        if not groups[1] and any(letter not in tw for letter in groups[0]):
+            continue  # x's rows made batches of one: a matrix-vector product each
+        for x_left in (True, False):
+            try:
+                found = _plan(groups, c, x_left, tx, tw, out, dims)
+            except _NoPlan:
+                continue
+            transposes = sum(
+                p is not None for p in (found.x_perm, found.y_perm, w_runtime and found.w_perm)
+            )
+            reshapes = sum(s is not None for s in (found.x_shape, found.y_shape))
+            # then the fewest batch axes (the larger products), x on the left
+            cost = (transposes, reshapes, len(groups[0]), not x_left)
+            if best is None or cost < best[0]:
+                best = (cost, found)
+    return None if best is None else best[1]
+
+
+def _groups(out: str, g: int, tx: str, tw: str) -> tuple[str, str, str]:
+    """G, X and W, in the output's order, with G the letters both operands hold and
+    those of x among the output's first `g`."""
+    head = out[:g]
+    batch = "".join(letter for letter in out if letter in tx and (letter in tw or letter in head))
+    return (
+        batch,
+        "".join(letter for letter in out if letter in tx and letter not in batch),
+        "".join(letter for letter in out if letter not in tx),
+    )
+
+
+def _plan(groups, c: str, x_left: bool, tx: str, tw: str, out: str, dims: dict) -> Plan:
+    batch, xs, ws = groups
+    x_order = batch + (xs + c if x_left else c + xs)
+    # w: its batch letters in G's order, an axis of 1 for each it lacks (leading ones
+    # dropped: MatMul broadcasts them); then C and W.
+    w_order = "".join(letter for letter in batch if letter in tw) + (c + ws if x_left else ws + c)
+    w_batch = [letter if letter in tw else "" for letter in batch]
+    while w_batch and not w_batch[0]:
+        w_batch.pop(0)
+    product = [*batch, *((xs, ws) if x_left else (ws, xs))]
+    letters = batch + (xs + ws if x_left else ws + xs)
+    return Plan(
+        x_perm=_perm(tx, x_order),
+        x_shape=_reshape(list(x_order), [*batch, *((xs, c) if x_left else (c, xs))], dims),
+        w_perm=_perm(tw, w_order),
+        w_shape=_reshape(list(w_order), [*w_batch, *((c, ws) if x_left else (ws, c))], dims),
+        x_left=x_left,
+        y_shape=_reshape(product, list(letters), dims),
+        y_perm=_perm(letters, out),
+    )
