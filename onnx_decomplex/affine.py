@@ -14,6 +14,10 @@ the chain. It reads M and b off the chain itself, run in onnxruntime on basis ve
 (`_probe`), checks them on random signals, and puts one product in the chain's place
 where that costs less than the chain (`COST`): x M^T, or (x A) B where M has low rank,
 as a Fourier layer's few kept modes give it (`[N, r]` and `[r, N']` products).
+
+A chain with no DFT is read too where it is long and its values small: an unrolled
+linear recurrence (LRU's, 275 nodes on 16 x 8 values) costs onnxruntime each node's
+dispatch, and its whole map, over time and channels, is one small matrix.
 """
 
 from __future__ import annotations
@@ -133,6 +137,14 @@ def _is_dft(node: onnx.NodeProto, carry) -> str | None:
     """The one value a DFT's signal is affine in, or None."""
     source = carry[node.input[0]] if node.op_type == "DFT" else ()
     return next(iter(source)) if len(source) == 1 else None
+
+
+def _is_affine(node: onnx.NodeProto, carry) -> str | None:
+    """The one value any node's output is affine in, or None (a node that is not
+    affine in its inputs carries its own output)."""
+    source = carry.get(node.output[0], frozenset()) if node.output else frozenset()
+    x = next(iter(source)) if len(source) == 1 else None
+    return None if x == node.output[0] else x
 
 
 def chains(graph: onnx.GraphProto, anchor=_is_dft) -> list[Chain]:
@@ -462,12 +474,20 @@ def cheapest_form(f: Affine, x_lead: list) -> Form:
     return form
 
 
+UNROLLED_MIN_NODES = 16
+"""The fewest nodes of a chain with no DFT that `fuse` reads: an unrolled recurrence
+(LRU's 16 steps are 275 nodes on 128 values), where onnxruntime's cost is each node's
+dispatch, not its arithmetic."""
+
+
 def fuse(model: onnx.ModelProto, matmul_up_to: int) -> list[str]:
-    """Runs each affine chain of `model` that holds a DFT (`chains`) as its cheapest
-    product, where that costs at most `COST["margin"]` of the chain, in place; a note per
-    chain replaced. DFTs of length up to `matmul_up_to` are costed as the MatMuls they
-    will become."""
-    return replace_chains(model, _is_dft, functools.partial(_fuse_chain, matmul_up_to=matmul_up_to))
+    """Runs each affine chain of `model` that holds a DFT (`chains`), then each of at
+    least `UNROLLED_MIN_NODES` nodes, as its cheapest product, where that costs at most
+    `COST["margin"]` of the chain, in place; a note per chain replaced. DFTs of length
+    up to `matmul_up_to` are costed as the MatMuls they will become."""
+    fused = functools.partial(_fuse_chain, matmul_up_to=matmul_up_to)
+    notes = replace_chains(model, _is_dft, fused)
+    return notes + replace_chains(model, _is_affine, functools.partial(fused, unrolled=True))
 
 
 def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
@@ -500,14 +520,34 @@ def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
                 break
 
 
+def _shared(graph: onnx.GraphProto, chain: Chain) -> bool:
+    """Whether a value the chain computes, y aside, is read outside it (or is a graph
+    output): its nodes would then stay beside the product."""
+    inside = {id(n) for n in chain.nodes}
+    made = {out for n in chain.nodes for out in n.output} - {chain.y}
+    outputs = {o.name for o in graph.output}
+    return bool(made & outputs) or any(
+        id(n) not in inside and made.intersection(n.input) for n in graph.node
+    )
+
+
 TAIL_AXES = (1, 2, 3)
 """How many of x's last axes the map may act on together: a signal's, a signal's
-and its channels' (or its (re, im) pairs'), an image's."""
+and its channels' (or its (re, im) pairs'), an image's. A chain with no DFT may act on
+all of x's axes (a recurrence, over time and channels); one with a DFT keeps a first
+axis of rows: a whole long signal's M takes seconds to read and factor, and costs more
+than the DFT."""
 
 
-def _fuse_chain(model, chain: Chain, labels: dict, matmul_up_to: int) -> str | None:
+def _fuse_chain(
+    model, chain: Chain, labels: dict, matmul_up_to: int, unrolled: bool = False
+) -> str | None:
     """Replaces one chain by its cheapest product (see `fuse`); a note, or None where
-    it is left as it is."""
+    it is left as it is. An `unrolled` chain (no DFT) is read only where it has
+    `UNROLLED_MIN_NODES`, none of them read outside it, and a dense M would pass the
+    cost model."""
+    if unrolled and (len(chain.nodes) < UNROLLED_MIN_NODES or _shared(model.graph, chain)):
+        return None
     found = ends(chain, labels)
     if found is None:
         return None
@@ -516,27 +556,31 @@ def _fuse_chain(model, chain: Chain, labels: dict, matmul_up_to: int) -> str | N
     run_all = runner(model, chain, elem, len(x_dims))
     if run_all is None:
         return None
+    opset = default_opset(model) or 1
     for k in TAIL_AXES:
         lead, tail, tail_y = x_dims[:-k], x_dims[-k:], y_dims[len(x_dims) - k :]
-        if len(x_dims) <= k or len(y_dims) <= len(lead) or y_dims[: len(lead)] != lead:
+        if (
+            len(x_dims) < k + (not unrolled)
+            or len(y_dims) <= len(lead)
+            or y_dims[: len(lead)] != lead
+        ):
             continue
         if not all(isinstance(d, int) for d in [*tail, *tail_y]):
             continue
         n, n_out = math.prod(tail), math.prod(tail_y)
         flexible = [i for i, d in enumerate(lead) if not isinstance(d, int)]
         shape = [(n if i == 0 else 1) if i in flexible else d for i, d in enumerate(lead)]
-
         try:
-            f = _probe(_flattened(run_all, len(lead), tail), [*shape, n], dtype, flexible)
             costly = run_all(np.zeros([*shape, *tail], dtype))[1:]
+            chain_cost = _chain_cost(chain, costly, math.prod(shape), n, n_out, matmul_up_to, opset)
+            if unrolled and COST["mm"] * n * n_out > COST["margin"] * chain_cost:
+                continue  # not read: M dense would cost more than the chain
+            f = _probe(_flattened(run_all, len(lead), tail), [*shape, n], dtype, flexible)
         except Exception:  # a chain onnxruntime cannot run on a probe: left as it is
             f = None
         if f is None:
             continue
         form = cheapest_form(f, lead)
-        chain_cost = _chain_cost(
-            chain, costly, math.prod(shape), n, n_out, matmul_up_to, default_opset(model) or 1
-        )
         nbytes = sum(w.size for w in form.factors) * np.dtype(dtype).itemsize
         if form.cost > COST["margin"] * chain_cost or nbytes > MAX_BYTES:
             return None

@@ -161,3 +161,70 @@ def test_a_map_of_full_rank_too_large_to_read_whole_is_left():
 
     f = affine._probe_range(full_rank, [2, 3, 128], F32, np.zeros((2, 3, 128)))
     assert f is None
+
+
+def _recurrence(steps: int, h: int = 3, n: int = 4, state_out: bool = False) -> onnx.ModelProto:
+    """LRU's linear recurrence unrolled as a Python loop exports it: h_t = lam h_(t-1) +
+    u_t B and y_t = h_t C, the y_t stacked; complex64 throughout. With `state_out`, the
+    last state is an output too."""
+    rng = np.random.default_rng(8)
+    lam = (0.9 * np.exp(1j * rng.uniform(0, 0.3, n))).astype(np.complex64)
+    inits = [init("lam", lam), init("b", crandn(rng, [h, n])), init("c", crandn(rng, [n, h])),
+             init("axis0", np.array([0], np.int64))]  # fmt: skip
+    nodes, rows, state = [], [], None
+    for t in range(steps):
+        inits.append(init(f"t{t}", np.array(t, np.int64)))
+        nodes += [helper.make_node("Gather", ["u", f"t{t}"], [f"u{t}"], axis=0),
+                  helper.make_node("MatMul", [f"u{t}", "b"], [f"bu{t}"])]  # fmt: skip
+        if state is None:
+            state = f"bu{t}"
+        else:
+            nodes += [helper.make_node("Mul", [state, "lam"], [f"decay{t}"]),
+                      helper.make_node("Add", [f"decay{t}", f"bu{t}"], [f"h{t}"])]  # fmt: skip
+            state = f"h{t}"
+        nodes += [helper.make_node("MatMul", [state, "c"], [f"y{t}"]),
+                  helper.make_node("Unsqueeze", [f"y{t}", "axis0"], [f"row{t}"])]  # fmt: skip
+        rows.append(f"row{t}")
+    nodes.append(helper.make_node("Concat", rows, ["y"], axis=0))
+    outputs = [vi("y", np.complex64, [steps, h])]
+    if state_out:
+        outputs.append(vi(state, np.complex64, [n]))
+    return make_model(nodes, [vi("u", np.complex64, [steps, h])], outputs, inits)
+
+
+def test_an_unrolled_recurrence_is_one_product():
+    """Its nodes cost onnxruntime their dispatch: the map of all of u (time, channels and
+    (re, im) parts) is read whole, [36, 36], and run as one MatMul."""
+    out = assert_rewrites(_recurrence(6), ops=Ops(Reshape=2, MatMul=1), target="onnxruntime")
+    assert [list(t.dims) for t in out.graph.initializer if len(t.dims) == 2] == [[36, 36]]
+
+
+def test_an_unrolled_recurrence_whose_state_is_read_stays():
+    """The state is an output too: the chain's nodes would stay beside a product."""
+    out = assert_rewrites(_recurrence(6, state_out=True), target="onnxruntime")
+    assert op_counts(out)["Gather"] == 6
+
+
+def test_a_long_elementwise_chain_is_not_read_whole(monkeypatch):
+    """40 products and sums by constants on 2048 complex values: a dense M of all 4096
+    real values would cost far more than the chain, so it is never read (only the 2x2
+    map of each (re, im) pair is, in one run), and the chain stays."""
+    read = []
+    probe = affine._probe
+    monkeypatch.setattr(
+        affine, "_probe", lambda run, shape, *a: read.append(shape) or probe(run, shape, *a)
+    )
+    rng, nodes, inits, x = np.random.default_rng(9), [], [], "x"
+    for i in range(20):
+        inits += [init(f"m{i}", crandn(rng, [2048])), init(f"a{i}", crandn(rng, [2048]))]
+        nodes += [helper.make_node("Mul", [x, f"m{i}"], [f"p{i}"]),
+                  helper.make_node("Add", [f"p{i}", f"a{i}"], [f"s{i}"])]  # fmt: skip
+        x = f"s{i}"
+    nodes[-1].output[0] = "y"
+    model = make_model(
+        nodes, [vi("x", np.complex64, [2048])], [vi("y", np.complex64, [2048])], inits
+    )
+    out, report = decomplex(model, target="onnxruntime")
+    assert read == [[2048, 2]]
+    assert not any("affine in" in note for note in report.lowering_notes)
+    assert op_counts(out)["Mul"] >= 20
