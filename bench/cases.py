@@ -550,6 +550,30 @@ def spectral_filter_half(rng, b=8, c=64, n=128, modes=None, goal=0.6) -> Case:
     return Case(f"{name}_onnxruntime_target", model, feeds, baselines, target="onnxruntime")
 
 
+def einsum_modes(rng, b=8, c=32, m=16) -> Case:
+    """A 2-D Fourier layer's mixing of its kept modes as jax2onnx writes it, one complex
+    Einsum by constant weights (`bixy,ioxy->boxy`): the onnxruntime target's MatMul form
+    against the default target's Einsum."""
+    x, w = _crandn(rng, (b, c, m, m)), _crandn(rng, (c, c, m, m)) / np.float32(np.sqrt(c))
+    model = _model([_n("Einsum", ["x", "w"], ["y"], equation="bixy,ioxy->boxy")],
+                   [_vi("x", C64, [b, c, m, m])], [_vi("y", C64, [b, c, m, m])], [_init("w", w)])  # fmt: skip
+    feeds = {"x": _pack(x)}
+    default, _ = decomplex(model)
+    return Case(f"einsum_modes_b{b}c{c}m{m}_onnxruntime_target", model, feeds,
+                [Baseline("the default target's Einsum", default, feeds)], target="onnxruntime")  # fmt: skip
+
+
+def linear_recurrence(rng, steps=16, h=8, n=16) -> Case:
+    """LRU's recurrence unrolled by its exporter (`make_fixtures.linear_recurrence`): the
+    onnxruntime target's one product by its whole map against the default target's
+    unrolled chain."""
+    model = FIXTURES.linear_recurrence(steps, h, n)
+    feeds = {"u": _pack(_crandn(rng, (steps, h)))}
+    default, _ = decomplex(model)
+    return Case(f"linear_recurrence_{steps}x{h}_onnxruntime_target", model, feeds,
+                [Baseline("the default target's unrolled chain", default, feeds)], target="onnxruntime")  # fmt: skip
+
+
 def all_cases(rng, quick: bool = False) -> list[Case]:
     """Every case; `quick` shrinks the sizes so that a smoke run takes seconds."""
     if quick:
@@ -570,6 +594,7 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
             fnet(rng, b=2, s=8, d=16, target="onnxruntime"), spectral_filter(rng, b=2, c=4, n=8),
             spectral_filter_half(rng, b=2, c=4, n=16),
             spectral_filter_half(rng, b=2, c=4, n=64, modes=4, goal=0.3),
+            einsum_modes(rng, b=2, c=4, m=4), linear_recurrence(rng, steps=4, h=2, n=4),
         ]  # fmt: skip
     return [
         rope_llama(rng), rope_llama(rng, target_opset=23), rope_llama(rng, target="onnxruntime"),
@@ -586,4 +611,5 @@ def all_cases(rng, quick: bool = False) -> list[Case]:
         fnet(rng), fnet(rng, target="tensorrt"), fnet(rng, target="onnxruntime"),
         spectral_filter(rng), spectral_filter_half(rng),
         spectral_filter_half(rng, n=1024, modes=16, goal=0.3),
+        einsum_modes(rng), linear_recurrence(rng),
     ]  # fmt: skip

@@ -64,13 +64,15 @@ RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "Random
 
 FLOATS = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
 
-COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "margin": 0.5}
+COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "node": 5000.0, "margin": 0.5}
 """The cost model, in multiply-adds per row of x, one thread: a product by one M costs
 N N' (`mm`), and so does one M per channel where rows share it, plus a `pass` over x
 and y for each Transpose that gathers them; one row at a time, `batched` times that; a DFT of
 length L run as onnxruntime's DFT node costs `dft` L log2 L, and as a MatMul (up to
-`passes.lower.MATMUL_DFT_MAX_LENGTH`) 2 L^2 (docs/performance.md, "Measured"). A chain
-is replaced where its product costs at most `margin` of the chain."""
+`passes.lower.MATMUL_DFT_MAX_LENGTH`) 2 L^2 (docs/performance.md, "Measured"). Each node
+of a chain costs its dispatch besides, `node` for the run (0.2 us, where a MatMul of one
+row does 25 multiply-adds a ns). A chain is replaced where its product costs at most
+`margin` of the chain."""
 
 MAX_BYTES = 64 << 20
 """The largest M (or A and B) put in a model."""
@@ -387,8 +389,9 @@ def _chain_cost(
 ) -> float:
     """The chain's multiply-adds per row of x (`rows` of them in the run that gave
     `costly`, the values `_costly` names): each transform, each product, and a pass
-    over x's and y's rows for every other node."""
-    total, given = 0.0, dict(zip(_costly(chain), costly, strict=True))
+    over x's and y's rows for every other node; and each node's dispatch."""
+    given = dict(zip(_costly(chain), costly, strict=True))
+    total = COST["node"] * len(chain.nodes)
     for node in chain.nodes:
         if node.op_type not in COSTLY:
             total += rows * (n + n_out)

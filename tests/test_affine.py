@@ -163,45 +163,18 @@ def test_a_map_of_full_rank_too_large_to_read_whole_is_left():
     assert f is None
 
 
-def _recurrence(steps: int, h: int = 3, n: int = 4, state_out: bool = False) -> onnx.ModelProto:
-    """LRU's linear recurrence unrolled as a Python loop exports it: h_t = lam h_(t-1) +
-    u_t B and y_t = h_t C, the y_t stacked; complex64 throughout. With `state_out`, the
-    last state is an output too."""
-    rng = np.random.default_rng(8)
-    lam = (0.9 * np.exp(1j * rng.uniform(0, 0.3, n))).astype(np.complex64)
-    inits = [init("lam", lam), init("b", crandn(rng, [h, n])), init("c", crandn(rng, [n, h])),
-             init("axis0", np.array([0], np.int64))]  # fmt: skip
-    nodes, rows, state = [], [], None
-    for t in range(steps):
-        inits.append(init(f"t{t}", np.array(t, np.int64)))
-        nodes += [helper.make_node("Gather", ["u", f"t{t}"], [f"u{t}"], axis=0),
-                  helper.make_node("MatMul", [f"u{t}", "b"], [f"bu{t}"])]  # fmt: skip
-        if state is None:
-            state = f"bu{t}"
-        else:
-            nodes += [helper.make_node("Mul", [state, "lam"], [f"decay{t}"]),
-                      helper.make_node("Add", [f"decay{t}", f"bu{t}"], [f"h{t}"])]  # fmt: skip
-            state = f"h{t}"
-        nodes += [helper.make_node("MatMul", [state, "c"], [f"y{t}"]),
-                  helper.make_node("Unsqueeze", [f"y{t}", "axis0"], [f"row{t}"])]  # fmt: skip
-        rows.append(f"row{t}")
-    nodes.append(helper.make_node("Concat", rows, ["y"], axis=0))
-    outputs = [vi("y", np.complex64, [steps, h])]
-    if state_out:
-        outputs.append(vi(state, np.complex64, [n]))
-    return make_model(nodes, [vi("u", np.complex64, [steps, h])], outputs, inits)
-
-
 def test_an_unrolled_recurrence_is_one_product():
     """Its nodes cost onnxruntime their dispatch: the map of all of u (time, channels and
     (re, im) parts) is read whole, [36, 36], and run as one MatMul."""
-    out = assert_rewrites(_recurrence(6), ops=Ops(Reshape=2, MatMul=1), target="onnxruntime")
+    out = assert_rewrites(
+        GEN.linear_recurrence(6), ops=Ops(Reshape=2, MatMul=1), target="onnxruntime"
+    )
     assert [list(t.dims) for t in out.graph.initializer if len(t.dims) == 2] == [[36, 36]]
 
 
 def test_an_unrolled_recurrence_whose_state_is_read_stays():
     """The state is an output too: the chain's nodes would stay beside a product."""
-    out = assert_rewrites(_recurrence(6, state_out=True), target="onnxruntime")
+    out = assert_rewrites(GEN.linear_recurrence(6, state_out=True), target="onnxruntime")
     assert op_counts(out)["Gather"] == 6
 
 

@@ -3,8 +3,9 @@
 - tensorrt: what TensorRT's parser lacks is lowered (DFT and STFT to MatMul, Compress
   to Gather), and float64 narrowed to float32 unless `keep_double`.
 - onnxruntime: a rotation by a position table, however written, becomes one
-  RotaryEmbedding node (`rotation`); a chain affine in one real signal that holds a DFT
-  becomes one product where cheaper (`affine`); a DFT of length up to
+  RotaryEmbedding node (`rotation`); a chain affine in one real signal that holds a DFT,
+  or is long and small (an unrolled recurrence), becomes one product where cheaper
+  (`affine`); a DFT of length up to
   `MATMUL_DFT_MAX_LENGTH` becomes a MatMul by a DFT matrix, which onnxruntime's CPU runs
   faster than its own DFT there (docs/performance.md, "Measured"), and an STFT of frames
   up to that length a Gather of its frames and such a MatMul (0.51 of the STFT's time at

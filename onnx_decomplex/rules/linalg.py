@@ -19,8 +19,8 @@ With a constant weight, one real product does it all (the block form):
 On the onnxruntime target, a constant W (K, N) is taken by regime instead: for up to
 three rows of z, the parts stacked as rows, [zr; zi] W with W's parts interleaved, which
 reads W once where the product is bound by W's bytes; for more rows, three products (the
-3M method), where it is bound by arithmetic. Its error is about twice the block form's, in units of
-float32's roundoff of sum |z||W| (0.79 against 0.39 at 64 rows of 1024).
+3M method), where it is bound by arithmetic. Its error is about twice the block form's,
+in units of float32's roundoff of sum |z||W| (0.79 against 0.39 at 64 rows of 1024).
 
 `--mul-strategy` picks four or three products where both operands are runtime
 values; the default takes three for these ops.
