@@ -1,6 +1,6 @@
 """Affine chains run as one product on the onnxruntime target, found by what they compute:
-every spelling of a spectral filter, its kept modes as a low-rank product, and what is
-not affine left as it is."""
+every spelling of a spectral filter, its kept modes as a low-rank product, an unrolled
+recurrence, and what is not affine, or would cost more as a product, left as it is."""
 
 import make_fixtures as GEN
 import numpy as np

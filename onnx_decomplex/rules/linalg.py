@@ -109,7 +109,7 @@ def _matmul_stacked(ctx, y, x, w: np.ndarray, shape: list[int]) -> None:
     but for its last dim (few rows), which is W's first: every Reshape says its sizes.
     """
     dtype = ctx.real_dtype(y)
-    *lead, m, k = shape
+    *lead, m, _ = shape
     rows, n, r = _rows(shape), w.shape[1], len(shape) - 1
     # packed [..., M, K, 2] -> [2, ..., M, K] -> [2 rows, K] @ [K, 2N] -> [2, rows, N, 2]
     parts = ctx.emit("Transpose", [ctx.packed(x, dtype)], {"perm": [r + 1, *range(r + 1)]})

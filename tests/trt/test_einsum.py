@@ -58,7 +58,7 @@ def lowered(model, feeds, equation, operands, target="onnxruntime"):
             [1, 8, 4, 4, 2],
             [8, 8, 4, 4, 2, 2],
             ["MatMul", "Reshape", "Reshape", "Transpose", "Transpose"],
-        ),  # fmt: skip
+        ),
         ("ii,ij->ij", [3, 3], [3, 4], ["Einsum"]),  # a diagonal
         ("ij,jk->i", [3, 4], [4, 5], ["Einsum"]),  # k summed alone
     ],
@@ -98,7 +98,7 @@ def test_a_symbolic_batch_is_copied_not_inferred(batch):
     assert lowered(model, {"x": x}, equation, [x, w]) == ["MatMul", "Reshape", "Reshape"]
 
 
-def test_two_symbolic_dims_flattened_keep_the_einsum_apart():
+def test_two_symbolic_dims_to_flatten_take_transposes_instead():
     """Two sizes to infer in one Reshape: a Transpose on each side instead."""
     found = plan("bixy,io->boxy", 0, [None, 8, None, None], [8, 8])
     assert found.x_perm == (0, 2, 3, 1) and found.y_perm == (0, 3, 1, 2)
