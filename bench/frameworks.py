@@ -53,6 +53,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import interleaved_medians, session_options  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "models"
 TARGETS = ("onnx", "onnxruntime")
@@ -144,20 +147,6 @@ def torch_calls(
     return calls, f"torch {torch.__version__}, {how}"
 
 
-def session_options(profile_prefix: str | None = None):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.log_severity_level = 3
-    if profile_prefix is not None:
-        options.enable_profiling = True
-        options.profile_file_prefix = profile_prefix
-    return options
-
-
 def rewrite(path: Path, target: str):
     """The rewrite of `path` for `target`, and its node count by op type."""
     import onnx
@@ -175,7 +164,7 @@ def onnx_call(model: bytes, feeds: dict[str, np.ndarray], profile_prefix: str | 
     from onnx_decomplex.runtime import pack_inputs
 
     session = Session(
-        model, sess_options=session_options(profile_prefix), providers=["CPUExecutionProvider"]
+        model, sess_options=session_options(1, profile_prefix), providers=["CPUExecutionProvider"]
     )
     names = [o.name for o in session.session.get_outputs()]
     outputs = dict(zip(names, session.run(None, feeds), strict=True))
@@ -197,20 +186,6 @@ def mismatch(outputs: list, expected: dict[str, np.ndarray]) -> dict:
         worst = max(worst, float(np.max(np.abs(got - want), initial=0.0)))
         close = close and bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
     return {"max_abs_diff": worst, "close": close}
-
-
-def interleaved_medians(calls: list[Call], warmup: int, runs: int) -> list[float]:
-    """Median seconds per call of each, timed one after the other run by run."""
-    for _ in range(warmup):
-        for call in calls:
-            call()
-    times = [[] for _ in calls]
-    for _ in range(runs):
-        for call, spent in zip(calls, times, strict=True):
-            start = time.perf_counter()
-            call()
-            spent.append(time.perf_counter() - start)
-    return [float(np.median(t)) for t in times]
 
 
 def profile(model: bytes, feeds: dict[str, np.ndarray], warmup: int, runs: int) -> dict:

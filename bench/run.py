@@ -32,6 +32,7 @@ Besides the runtime cases, it measures the rewrite itself:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import sys
@@ -46,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cases import Case, all_cases  # noqa: E402
 from large import measure, measure_capped  # noqa: E402
 from stack import measure as measure_stack  # noqa: E402
+from timing import interleaved_medians, session_options  # noqa: E402
 
 from onnx_decomplex import decomplex  # noqa: E402
 
@@ -54,33 +56,9 @@ THREADS = 1
 
 
 def session(model: onnx.ModelProto) -> ort.InferenceSession:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = THREADS
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.log_severity_level = 3
     return ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        model.SerializeToString(), session_options(THREADS), providers=["CPUExecutionProvider"]
     )
-
-
-def interleaved_medians(
-    first, second, warmup: int, runs: int, warm_runs: int = 0
-) -> tuple[float, float]:
-    """Median seconds of two (session, feeds) pairs, timed alternately after a warm-up,
-    each timed run after `warm_runs` untimed ones of the same session."""
-    for _ in range(warmup):
-        for sess, feeds in (first, second):
-            sess.run(None, feeds)
-    times = ([], [])
-    for _ in range(runs):
-        for (sess, feeds), spent in zip((first, second), times, strict=True):
-            for _ in range(warm_runs):
-                sess.run(None, feeds)
-            start = time.perf_counter()
-            sess.run(None, feeds)
-            spent.append(time.perf_counter() - start)
-    return float(np.median(times[0])), float(np.median(times[1]))
 
 
 def _close(x: np.ndarray, y: np.ndarray) -> float:
@@ -113,9 +91,11 @@ def run_case(case: Case, warmup: int, runs: int) -> dict:
         diff = _close(tool_y.reshape(base_y.shape), base_y)
         if diff > 1e-3:
             raise SystemExit(f"{case.name}: the rewrite and '{b.name}' differ by {diff:.2g}")
-        t_tool, t_base = interleaved_medians(
-            (tool, case.feeds), (base, b.feeds), warmup, runs, case.warm_runs
-        )
+        calls = [
+            functools.partial(tool.run, None, case.feeds),
+            functools.partial(base.run, None, b.feeds),
+        ]
+        t_tool, t_base = interleaved_medians(calls, warmup, runs, case.warm_runs)
         result["baselines"].append(
             {
                 "baseline": b.name,
