@@ -250,7 +250,7 @@ def _fold_table(ctx, node, packed, table, letters: str, c: str, dtype):
     for (k, letter), (_, other) in (packed, packed[::-1]):
         value = ctx.constant(node.inputs[k])
         if value is not None:
-            p = np.stack([value.real, value.imag], -1).astype(dtype)
+            p = cmath.pack(value, dtype)
             return (k, other), np.einsum(f"...{letter},{letters}{c}->...{other}{c}", p, table)
     return None
 
