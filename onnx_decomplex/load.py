@@ -24,6 +24,7 @@ from .graphs import graph_nodes, graphs_in, is_default_domain, subgraphs
 
 TENSORFLOW_OPS = frozenset(
     {"Complex", "Real", "Imag", "Angle", "Conj", "ConjugateTranspose", "ComplexAbs",
+     "Inv", "Rank", "Reverse", "SegmentSum",
      *(f"{kind}{suffix}" for kind in ("FFT", "IFFT", "RFFT", "IRFFT") for suffix in ("", "2D", "3D"))}
 )  # fmt: skip
 """TensorFlow's complex ops, which tf2onnx writes as they are, in the default domain,
@@ -319,6 +320,20 @@ def _check_node(node: onnx.NodeProto) -> None:
     _check_bodies(node)
 
 
+def _check_known(node: onnx.NodeProto, producer: str) -> None:
+    """A default-domain op that onnx does not define: TensorFlow's raw op where tf2onnx
+    wrote the model, and no ONNX op in any case."""
+    if not is_default_domain(node.domain) or is_tensorflow_op(node):
+        return
+    if onnx.defs.has(node.op_type):
+        return
+    if producer == "tf2onnx":
+        what = "TensorFlow's raw op, left in the graph by tf2onnx, which this tool does not read"
+    else:
+        what = "no ONNX op, and the model names no domain it comes from"
+    raise LoadError(f"{node.op_type} is {what}", node=node.name, op_type=node.op_type)
+
+
 def _check_sound(
     model: onnx.ModelProto,
     graphs: list[onnx.GraphProto],
@@ -346,6 +361,7 @@ def _check_sound(
             _check_tensor(s.values)
         for node in g.node:
             _check_node(node)
+            _check_known(node, model.producer_name)
     for node, t in tensors:
         _check_tensor(t, node)
 
@@ -408,7 +424,11 @@ def _with_tensorflow_ops_aside(
     model: onnx.ModelProto, graphs: list[onnx.GraphProto]
 ) -> onnx.ModelProto | None:
     """A copy with TensorFlow's raw ops in a domain of their own, for the checker to
-    pass over; None when the model (of `graphs`) has none."""
+    pass over; None when the model (of `graphs`) has none.
+
+    Tensors still on disk are empty in the copy: the checker would look for their files
+    in the working folder, since the copy has none of its own. `_check_external` and
+    `_check_inside` have checked them where they are."""
     if not any(is_tensorflow_op(n) for g in graphs for n in g.node):
         return None
     copy = onnx.ModelProto()
@@ -416,6 +436,10 @@ def _with_tensorflow_ops_aside(
     for node in graph_nodes(copy.graph):
         if is_tensorflow_op(node):
             node.domain = "org.tensorflow"
+    for t in graph_tensors(copy.graph):
+        if uses_external_data(t):
+            stand_in = TensorProto(name=t.name, data_type=t.data_type, dims=[0])
+            t.CopyFrom(stand_in)
     copy.opset_import.append(onnx.helper.make_opsetid("org.tensorflow", 1))
     return copy
 

@@ -84,3 +84,48 @@ def test_a_data_file_is_one_inside_the_models_folder_where_onnx_does_not_check(
     monkeypatch.setattr(load.onnx.checker, "check_model", lambda model: None)
     with pytest.raises(LoadError, match="external data file 'm.data' is a link, or lies outside"):
         read_model(src, stream=True)
+
+
+def _tensorflow_model(folder: Path) -> Path:
+    """TensorFlow's raw Complex of two real weights, one past the size that stays on
+    disk, in a data file: a tf2onnx export with external data."""
+    n = STREAM_MIN_BYTES // 4
+    weights = [numpy_helper.from_array(np.full(n, v, np.float32), name) for v, name in
+               ((1.0, "re"), (2.0, "im"))]  # fmt: skip
+    model = make_model([helper.make_node("Complex", ["re", "im"], ["w"], name="complex"),
+                        helper.make_node("Mul", ["z", "w"], ["y"])],
+                       [vi("z", np.complex64, [n])], [vi("y", np.complex64, [n])], weights)  # fmt: skip
+    model.producer_name = "tf2onnx"
+    convert_model_to_external_data(model, location="m.data", size_threshold=0)
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, folder / "m.onnx")
+    return folder / "m.onnx"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_tensorflow_export_with_external_data_reads_from_any_folder(
+    tmp_path, monkeypatch, stream
+):
+    src = _tensorflow_model(tmp_path / "model")
+    monkeypatch.chdir(tmp_path)
+    model, data_files = read_model(src.relative_to(tmp_path), stream=stream)
+    assert data_files == ("m.data",)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = convert_file(src, tmp_path / "out.onnx", validate=False)
+    assert result.ok and "complex (Complex): TensorFlow's Complex" in result.report.readings[0]
+
+
+def test_an_op_onnx_does_not_define_is_named_as_tensorflows_where_tf2onnx_wrote_it(tmp_path):
+    model = make_model([helper.make_node("Softsign2", ["z"], ["y"], name="raw")],
+                       [vi("z", np.complex64, [3])], [vi("y", np.complex64, [3])])  # fmt: skip
+    onnx.save(model, tmp_path / "other.onnx")
+    with pytest.raises(LoadError, match="Softsign2 is no ONNX op") as e:
+        read_model(tmp_path / "other.onnx")
+    assert e.value.node == "raw" and e.value.op_type == "Softsign2"
+    model.producer_name = "tf2onnx"
+    onnx.save(model, tmp_path / "tf.onnx")
+    with pytest.raises(LoadError, match="Softsign2 is TensorFlow's raw op, left in the graph by "
+                                        "tf2onnx, which this tool does not read"):  # fmt: skip
+        read_model(tmp_path / "tf.onnx")

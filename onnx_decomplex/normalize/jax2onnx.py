@@ -9,6 +9,8 @@ in the other. Each consumer reads a complex value z as:
     Cast(z, to=complex)                              -> z
     DFT(z)                                           -> DFT(view_as_real z), packed out
     Reshape(z, s), s twice z's element count         -> Reshape(view_as_real z, s)
+    Reshape(z, s), s at run time, z stacked last     -> the same, unless s = Shape(w),
+                                                        w as large as z
     ReduceL1(z)                                      -> the real sum of moduli
 
 and any other op reads native z. DFT's packed output is a complex value too, which
@@ -192,20 +194,57 @@ def dft(walk: ReadingContext, node: gs.Node, kinds: Kinds) -> bool:
 
 @reading("Reshape")
 def reshape_packed(walk: ReadingContext, node: gs.Node, kinds: Kinds) -> bool:
-    """Reshape(z, s) with s twice z's element count: reads z packed."""
-    if kinds[0] is None:
+    """Reshape(z, s) with s twice z's element count: reads z packed. So does a
+    Reshape of a pair the graph stacked on its last axis to a shape computed at run
+    time (or with a -1 where z's size is not static), unless that is the shape of a
+    value as large as z: the graph ran so."""
+    if kinds[0] is None or node.attrs.get("allowzero"):
         return False
     z, target = node.inputs[0], node.inputs[1]
-    value = walk.constant(target)
-    n = count(walk.shape.get(z.name))
-    if value is None or n is None or np.any(value <= 0) or node.attrs.get("allowzero"):
-        return False
-    if int(np.prod(value)) != 2 * n:
+    value, n = walk.constant(target), count(walk.shape.get(z.name))
+    if value is None or n is None and np.all(value >= -1) and np.sum(value == -1) == 1:
+        if not _packed_at_run_time(walk, z, target):
+            return False
+    elif n is None or np.any(value <= 0) or int(np.prod(value)) != 2 * n:
         return False
     node.inputs[0] = walk.packed_of(z)
     walk.readings.append(f"{node.name} (Reshape): reads '{z.name}' packed")
     walk.infer(node)
     return True
+
+
+def _packed_at_run_time(walk: ReadingContext, z: gs.Tensor, target: gs.Tensor) -> bool:
+    """True when Reshape(z, target), target computed at run time, reshapes z packed:
+    target is the shape of a value twice z's size, or z a pair the graph stacked on
+    its last axis and target the shape of no value of z's size."""
+    size, of = _symbolic_size(walk.shape.get(z.name)), _shape_source(walk, target)
+    source = None if of is None else _symbolic_size(walk.shape.get(of.name))
+    if size is not None and source is not None:
+        return source == (2 * size[0], size[1])
+    return z.name in walk.built and walk.as_packed.get(z.name) == "last"
+
+
+def _shape_source(walk: ReadingContext, t: gs.Tensor) -> gs.Tensor | None:
+    """x where `t` is Shape(x), through Casts and Identities; else None."""
+    while isinstance(t, gs.Variable) and len(t.inputs) == 1:
+        node = t.inputs[0]
+        if node.op == "Shape" and not {"start", "end"} & set(node.attrs):
+            return node.inputs[0]
+        if node.op not in ("Cast", "Identity"):
+            return None
+        t = node.inputs[0]
+    return None
+
+
+def _symbolic_size(shape) -> tuple[int, tuple[str, ...]] | None:
+    """A shape's element count as (the product of its static dims, its named dims
+    sorted), None where a dim is unknown."""
+    if shape is None or not all(isinstance(d, int | str) for d in shape):
+        return None
+    static = [d for d in shape if isinstance(d, int)]
+    return int(np.prod(static, dtype=np.int64)), tuple(
+        sorted(d for d in shape if isinstance(d, str))
+    )
 
 
 @reading(*REAL_VALUED)

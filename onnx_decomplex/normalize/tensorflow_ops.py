@@ -9,6 +9,11 @@ where it has no converter: their meaning in TensorFlow, spelled in ONNX.
     Angle(z)                 -> atan2(Im z, Re z), signed zeros included
     FFT, IFFT (2-D, 3-D)     -> DFTs of the innermost axes, packed
     RFFT, IRFFT (2-D, 3-D)   -> one-sided DFTs of the innermost axes, with fft_length
+    Inv(z)                   -> Reciprocal(z)
+    Rank(z)                  -> its rank, an int32 scalar
+    Reverse(z, dims)         -> Slice(z, -1, -inf, axes where dims holds, steps -1)
+    SegmentSum(z, ids)       -> MatMul(z moved to the end, [ids[j] == i] for j, i)
+                                moved back: row i the sum of the rows of segment i
 
 They get that meaning in If branches and Loop bodies too. Each is registered with
 `@tensorflow_op`, which says what its operands must be and what it gives.
@@ -158,6 +163,74 @@ def angle(walk: ReadingContext, node: gs.Node) -> Read:
     return walk.part(log, 1), shape
 
 
+@tensorflow_op("Inv", gives="native")
+def inv(walk: ReadingContext, node: gs.Node) -> Read:
+    x, out = node.inputs[0], node.outputs[0]
+    shape = walk.shape.get(x.name)
+    result = walk.emit("Reciprocal", [walk.native_of(x)], name=f"{out.name}_inverse",
+                       dtype=walk.kind[x.name], shape=shape)  # fmt: skip
+    return result, shape
+
+
+@tensorflow_op("Rank")
+def rank(walk: ReadingContext, node: gs.Node) -> Read:
+    found = _rank(walk, node)
+    if found is None:
+        return None
+    value = walk.scalar(found, np.int32, f"{node.outputs[0].name}_rank")
+    return walk.emit("Identity", [value], name=f"{node.outputs[0].name}_rank",
+                     dtype=np.dtype(np.int32), shape=[]), []  # fmt: skip
+
+
+@tensorflow_op("Reverse", gives="native")
+def reverse(walk: ReadingContext, node: gs.Node) -> Read:
+    """TensorFlow's Reverse: its dims are one bool per axis (ReverseV2 takes axes)."""
+    x, out = node.inputs[0], node.outputs[0]
+    rank, dims = walk.rank(x), walk.constant(node.inputs[1])
+    if dims is None or rank is None or dims.size != rank:
+        walk.conflict(node, f"{node.op}'s dims are not a constant of one bool per axis",
+                      node.inputs[1].name)  # fmt: skip
+        return None
+    axes = [int(a) for a in np.flatnonzero(dims.reshape(-1))]
+    shape = walk.shape.get(x.name)
+    if not axes:
+        return walk.native_of(x), shape
+    ends = np.full(len(axes), np.iinfo(np.int64).min, np.int64)
+    bounds = [(np.full(len(axes), -1), "starts"), (ends, "ends"), (axes, "axes"),
+              (np.full(len(axes), -1), "steps")]  # fmt: skip
+    inputs = [walk.scalar(v, np.int64, f"{out.name}_{what}") for v, what in bounds]
+    result = walk.emit("Slice", [walk.native_of(x), *inputs], name=f"{out.name}_reversed",
+                       dtype=walk.kind[x.name], shape=shape)  # fmt: skip
+    return result, shape
+
+
+@tensorflow_op("SegmentSum", gives="native")
+def segment_sum(walk: ReadingContext, node: gs.Node) -> Read:
+    """Row i of the result is the sum of the rows of z whose id is i; ids are sorted,
+    and a segment no row names is zero."""
+    x, out = node.inputs[0], node.outputs[0]
+    rank, ids = walk.rank(x), walk.constant(node.inputs[1])
+    if ids is None or ids.ndim != 1 or rank is None or (ids.size and ids.min() < 0):
+        walk.conflict(node, f"{node.op}'s segment_ids are not a constant list of ids",
+                      node.inputs[1].name)  # fmt: skip
+        return None
+    kind, shape = walk.kind[x.name], walk.shape.get(x.name)
+    count = int(ids.max()) + 1 if ids.size else 0
+    member = (ids[:, None] == np.arange(count)[None, :]).astype(kind)  # [rows, segments]
+    last = [*range(1, rank), 0]  # the rows' axis moved last, for one MatMul
+    moved = walk.emit("Transpose", [walk.native_of(x)], {"perm": last},
+                      name=f"{out.name}_rows_last", dtype=kind,
+                      shape=None if shape is None else [*shape[1:], shape[0]])  # fmt: skip
+    sums = walk.emit("MatMul", [moved, gs.Constant(walk.unique(f"{out.name}_segments"), member)],
+                     name=f"{out.name}_sums", dtype=kind,
+                     shape=None if shape is None else [*shape[1:], count])  # fmt: skip
+    shape = None if shape is None else [count, *shape[1:]]
+    back = [rank - 1, *range(rank - 1)]
+    result = walk.emit("Transpose", [sums], {"perm": back}, name=f"{out.name}_segment_sum",
+                       dtype=kind, shape=shape)  # fmt: skip
+    return result, shape
+
+
 @tensorflow_op(*_forms("FFT"), *_forms("IFFT"), gives="packed")
 def fft(walk: ReadingContext, node: gs.Node) -> Read:
     """FFT and IFFT, and their 2-D and 3-D forms: DFTs of the innermost axes."""
@@ -195,13 +268,16 @@ def irfft(walk: ReadingContext, node: gs.Node) -> Read:
     """IRFFT and its 2-D and 3-D forms: the real signal of a one-sided spectrum.
 
     onnx's one-sided inverse is numpy's irfft: the imaginary parts of the DC and
-    Nyquist bins are ignored, as TensorFlow ignores them."""
+    Nyquist bins are ignored, as TensorFlow ignores them. TensorFlow reads the first
+    fft_length // 2 + 1 bins of the innermost axis, zero-padded where there are fewer:
+    they are cut or padded to that first, where onnx's dft_length would cut or pad
+    the spectrum to fft_length bins."""
     found = _lengths(walk, node)
     if found is None:
         return None
     axes, outer, n = found
     x, out = node.inputs[0], node.outputs[0]
-    result = walk.packed_of(x)
+    result = _to_bins(walk, x, axes[-1], n // 2 + 1, out.name)
     for axis, m in zip(axes[:-1], outer, strict=True):
         result = _emit_dft(walk, result, axis, f"{out.name}_dft", length=m, inverse=1)
     result = _emit_dft(walk, result, axes[-1], f"{out.name}_dft", length=n,
@@ -210,6 +286,25 @@ def irfft(walk: ReadingContext, node: gs.Node) -> Read:
                        name=f"{out.name}_real", dtype=real_of(walk.kind[x.name]), shape=None)  # fmt: skip
     shape = walk.shape.get(x.name)
     return result, None if shape is None else [*shape[: axes[0]], *outer, n]
+
+
+def _to_bins(walk: ReadingContext, x: gs.Tensor, axis: int, bins: int, name: str) -> gs.Tensor:
+    """x packed, its `axis` cut to `bins`, or zero-padded to them where it is shorter."""
+    packed, shape = walk.packed_of(x), walk.shape.get(x.name)
+    size = None if shape is None else shape[axis]
+    dtype = walk.elem.get(packed.name, real_of(walk.kind[x.name]))
+    if isinstance(size, int) and size < bins:
+        pads = np.zeros(2 * (len(shape) + 1), np.int64)
+        pads[len(shape) + 1 + axis] = bins - size
+        return walk.emit("Pad", [packed, walk.scalar(pads, np.int64, f"{name}_pads")],
+                         name=f"{name}_bins", dtype=dtype, shape=None)  # fmt: skip
+    if size == bins:
+        return packed
+    ends = [
+        walk.scalar([v], np.int64, f"{name}_{what}")
+        for v, what in ((0, "start"), (bins, "end"), (axis, "axis"))
+    ]
+    return walk.emit("Slice", [packed, *ends], name=f"{name}_bins", dtype=dtype, shape=None)
 
 
 def _rank(walk: ReadingContext, node: gs.Node) -> int | None:

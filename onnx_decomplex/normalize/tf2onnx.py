@@ -8,7 +8,9 @@ layout:
 
 Without the Squeeze and the root, the squares are complex squares. A complex value
 cast to real, moved (`MOVES`) and cast back to complex is converted as written, with
-a warning: the imaginary part is gone (tf2onnx's complex Pad).
+a warning: the imaginary part is gone (tf2onnx's complex Pad). So is an Equal of
+complex values cast to real: it compares their real parts (tf2onnx's complex Equal,
+which casts to int32).
 """
 
 from __future__ import annotations
@@ -135,8 +137,8 @@ def casts_to_real(walk: ReadingContext, node: gs.Node) -> None:
 
 def casts_back(walk: ReadingContext, node: gs.Node) -> None:
     """Warns of a complex value cast to real, moved (padded, sliced, ...) but not
-    computed on, and cast back to complex: the imaginary part is lost. tf2onnx wraps
-    its real-only converters so (a complex Pad). Cast to real and straight back, with
+    computed on, and cast back to complex, or compared by Equal: the imaginary part
+    is lost. tf2onnx wraps its real-only converters so (a complex Pad, Equal). Cast to real and straight back, with
     nothing between, is Re z as a complex value: an idiom, and no warning."""
     kept = next((walk.cast_real[t.name] for t in node.inputs if t.name in walk.cast_real), None)
     if kept is None:
@@ -146,6 +148,12 @@ def casts_back(walk: ReadingContext, node: gs.Node) -> None:
         walk.warnings.append(
             f"'{cast.name}' casts complex '{cast.inputs[0].name}' to real, '{node.name}' "
             "casts it back to complex: its imaginary part is dropped (converted as written)"
+        )
+    elif node.op == "Equal":
+        walk.warnings.append(
+            f"'{node.name}' compares what '{cast.name}' kept of complex "
+            f"'{cast.inputs[0].name}', its real part cast to a real type: the imaginary "
+            "parts are not compared (converted as written)"
         )
     elif node.op in MOVES:
         walk.cast_real.update((t.name, (cast, True)) for t in node.outputs)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..graphs import graphs_in
 from ..options import Options
 from ..rewrite import rewrite
 from .state import State
@@ -14,11 +15,12 @@ def run(state: State, options: Options) -> State:
         return state
     report.inputs = list(analysis.inputs)
     report.outputs = [t.name for t in graph.outputs if t.name in analysis.complex]
+    given = _given_names(state)
     # Subgraph inputs are the node's packed values, not sources of their own.
     for a in analysis.walk():
-        report.initializers += a.initializers
-        report.constants += a.constants
-        report.casts += a.casts
+        report.initializers += [n for n in a.initializers if given is None or n in given]
+        report.constants += [n for n in a.constants if given is None or n in given]
+        report.casts += [n for n in a.casts if given is None or n in given]
         report.rewritten += len(a.nodes)
     ctx = rewrite(
         graph,
@@ -30,3 +32,15 @@ def run(state: State, options: Options) -> State:
     )
     report.emitted, report.explanations = ctx.emitted, ctx.explanations
     return state
+
+
+def _given_names(state: State) -> set[str] | None:
+    """The values the model as given names, where `normalize` read it as another: the
+    constants and Casts that reading made are not the model's own. None otherwise."""
+    if state.report.normalized is None or state.source is None:
+        return None
+    names = set()
+    for g in graphs_in(state.source.graph):
+        names.update(t.name for t in g.initializer)
+        names.update(out for node in g.node for out in node.output)
+    return names

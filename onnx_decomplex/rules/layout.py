@@ -11,7 +11,8 @@ On the packed layout (shape S + [2]) the trailing axis rides along:
     Expand(z, shape)          -> Expand(p, shape + [2])
     Tile(z, repeats)          -> Tile(p, repeats + [1])
     Where(c, z, w)            -> Where(c[..., None], p, q)
-    ReverseSequence(z)        -> same op on p (its axes are 0 and 1)
+    ReverseSequence(z)        -> same op on p; axes past 1 (tf2onnx writes them, and
+                                 onnx.reference runs them) moved to 0 and 1 and back
 
 On a (re, im) pair the op is simply applied to each part. That form is used when
 the value already exists only as a pair, or when the packed form would need
@@ -130,14 +131,38 @@ def compress(ctx, node):
     _axis_attr_rule(ctx, node, None)
 
 
-@rule("ReverseSequence")
+def _sequence_axes(node) -> tuple[int, int]:
+    return int(node.attrs.get("batch_axis", 1)), int(node.attrs.get("time_axis", 0))
+
+
+def _refuse_sequence_axes(node, kinds, opset) -> str | None:
+    if set(_sequence_axes(node)) != {0, 1} and node.inputs[0].shape is None:
+        return "its axes are past 0 and 1, and its input's rank is unknown"
+    return None
+
+
+@rule("ReverseSequence", refuse=_refuse_sequence_axes)
 def reverse_sequence(ctx, node):
-    if parts_if_paired(ctx, node, [0]):
+    batch, time = _sequence_axes(node)
+    standard = {batch, time} == {0, 1}
+    if standard and parts_if_paired(ctx, node, [0]):
         return
-    # batch_axis and time_axis are 0 or 1: the trailing axis is never one of them.
-    out = ctx.emit(node.op, [ctx.packed(node.inputs[0]), node.inputs[1]], node.attrs)
-    ctx.set_packed(node.outputs[0], out)
-    ctx.explain("on the packed tensor")
+    x = ctx.packed(node.inputs[0])
+    if standard:
+        # The trailing axis is never one of them.
+        out = ctx.emit(node.op, [x, node.inputs[1]], node.attrs)
+        ctx.set_packed(node.outputs[0], out)
+        ctx.explain("on the packed tensor")
+        return
+    # onnxruntime takes only axes 0 and 1: the two are moved there, and back.
+    rank = len(node.inputs[0].shape)
+    batch, time = batch % rank, time % rank
+    perm = [batch, time, *(d for d in range(rank + 1) if d not in (batch, time))]
+    moved = ctx.emit("Transpose", [x], {"perm": perm})
+    out = ctx.emit(node.op, [moved, node.inputs[1]], {"batch_axis": 0, "time_axis": 1})
+    back = ctx.emit("Transpose", [out], {"perm": [int(p) for p in np.argsort(perm)]})
+    ctx.set_packed(node.outputs[0], back)
+    ctx.explain(f"on the packed tensor, axes {batch} and {time} moved to 0 and 1")
 
 
 @rule("Slice")

@@ -99,6 +99,61 @@ def test_irfft_ignores_the_imaginary_parts_of_dc_and_nyquist(length):
     _converted(model, {"x": z}, [np.fft.irfft(z, n=length)])
 
 
+@pytest.mark.parametrize(("bins", "length"), [(20, 10), (5, 10), (6, 20), (4, 9)])
+def test_irfft_reads_the_first_half_length_bins_padded_with_zeros(bins, length):
+    """TensorFlow reads fft_length // 2 + 1 bins, where onnx's dft_length would cut or
+    pad the spectrum to fft_length bins: both give numpy's irfft only at that count."""
+    z = crandn(RNG, (3, bins))
+    n = init("n", np.array([length], np.int32))
+    model = _one("IRFFT", z, out_dtype=F32, out_shape=[3, length], inits=[n])
+    half = np.zeros((3, length // 2 + 1), C64)
+    kept = min(bins, length // 2 + 1)
+    half[:, :kept] = z[:, :kept]
+    _converted(model, {"x": z}, [np.fft.irfft(half, n=length)], atol=1e-4)
+
+
+def test_irfft2d_crops_the_outer_axis_and_the_bins():
+    z = crandn(RNG, (2, 20, 10))
+    n = init("n", np.array([16, 10], np.int32))
+    model = _one("IRFFT2D", z, out_dtype=F32, out_shape=[2, 16, 10], inits=[n])
+    expected = np.fft.irfftn(z[:, :16, :6], s=(16, 10), axes=(-2, -1))
+    _converted(model, {"x": z}, [expected], atol=1e-4)
+
+
+def test_inv_is_the_reciprocal_and_rank_a_scalar():
+    z = crandn(RNG, (2, 3, 4))
+    _converted(_one("Inv", z, out_dtype=C64, out_shape=[2, 3, 4]), {"x": z}, [1 / z])
+    model = _one("Rank", z, out_dtype=np.int32, out_shape=[])
+    _converted(model, {"x": z}, [np.array(3, np.int32)])
+
+
+@pytest.mark.parametrize("dims", [[True, False, True], [False, False, False], [False, True, False]])
+def test_reverse_reverses_the_axes_its_dims_name(dims):
+    z = crandn(RNG, (2, 3, 4))
+    model = _one("Reverse", z, out_dtype=C64, out_shape=[2, 3, 4],
+                 inits=[init("dims", np.array(dims))])  # fmt: skip
+    axes = tuple(i for i, d in enumerate(dims) if d)
+    _converted(model, {"x": z}, [np.flip(z, axes) if axes else z])
+
+
+@pytest.mark.parametrize("ids", [[0, 0, 1, 2], [0, 2, 2, 2], [1, 1, 1, 1]])
+def test_segment_sum_sums_the_rows_of_each_segment(ids):
+    z = crandn(RNG, (4, 3, 2))
+    model = _one("SegmentSum", z, out_dtype=C64, out_shape=[max(ids) + 1, 3, 2],
+                 inits=[init("ids", np.array(ids, np.int32))])  # fmt: skip
+    expected = np.zeros((max(ids) + 1, 3, 2), C64)
+    np.add.at(expected, np.array(ids), z)
+    _converted(model, {"x": z}, [expected])
+
+
+def test_segment_ids_computed_at_run_time_are_refused_naming_the_node():
+    z = crandn(RNG, (4, 3))
+    model = _one("SegmentSum", z, vi("ids", np.int32, [4]), out_dtype=C64, out_shape=None)
+    with pytest.raises(NormalizeError, match="segment_ids are not a constant") as e:
+        decomplex(model)
+    assert e.value.node == "segmentsum"
+
+
 def test_irfft3d_inverts_rfft3d():
     x = RNG.standard_normal((2, 3, 4, 8)).astype(F32)
     spectrum = np.fft.rfftn(x, axes=(-3, -2, -1)).astype(C64)
@@ -175,9 +230,10 @@ def test_raw_ops_inside_a_loop_body_are_read():
 
 def test_every_tensorflow_op_is_tested_here():
     tested = {*UNARY, "Complex", "ConjugateTranspose", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D",
-              "RFFT", "RFFT2D", "IRFFT", "IRFFT3D"}  # fmt: skip
-    # RFFT3D, IRFFT2D: the same code as RFFT2D and IRFFT3D; the exports hold them.
-    assert TENSORFLOW_OPS - tested == {"RFFT3D", "IRFFT2D"}
+              "RFFT", "RFFT2D", "IRFFT", "IRFFT2D", "IRFFT3D", "Inv", "Rank", "Reverse",
+              "SegmentSum"}  # fmt: skip
+    # RFFT3D: the same code as RFFT2D; the exports hold it.
+    assert TENSORFLOW_OPS - tested == {"RFFT3D"}
 
 
 def test_a_raw_op_given_the_wrong_kind_of_value_is_refused_naming_the_node():

@@ -100,6 +100,27 @@ def test_a_complex_value_cast_to_real_and_back_is_converted_as_written_with_a_wa
     ).passed
 
 
+def test_an_equal_of_complex_values_cast_to_int32_is_converted_as_written_with_a_warning():
+    """tf2onnx's complex Equal: the real parts truncated, the imaginary parts gone."""
+    a = np.array([[1.5 + 2j, 0.2 - 1j, 3 + 0j]], C64)
+    b = np.array([[1.2 + 2j, 0.7 + 5j, 3 + 0j]], C64)
+    nodes = [
+        helper.make_node("Cast", ["a"], ["ia"], name="cast_a", to=onnx.TensorProto.INT32),
+        helper.make_node("Cast", ["b"], ["ib"], name="cast_b", to=onnx.TensorProto.INT32),
+        helper.make_node("Equal", ["ia", "ib"], ["y"], name="equal"),
+    ]
+    model = make_model(nodes, [vi("a", C64, [1, 3]), vi("b", C64, [1, 3])],
+                       [vi("y", np.bool_, [1, 3])])  # fmt: skip
+    out, report = decomplex(model)
+    assert report.warnings == [
+        "'equal' compares what 'cast_a' kept of complex 'a', its real part cast to a real "
+        "type: the imaginary parts are not compared (converted as written)"
+    ]
+    feeds = {"a": a, "b": b}
+    assert validate(model, out, feeds, expected=[np.array([[True, True, True]])]).passed
+    assert not validate(model, out, feeds, expected=[a == b]).passed
+
+
 @pytest.mark.parametrize("between", [[], ["Exp"]])
 def test_a_real_part_made_complex_at_once_or_computed_on_is_no_warning(between):
     """Cast(Cast(z, float), complex) is Re z as a complex value, an idiom; a real part

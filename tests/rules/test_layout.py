@@ -299,6 +299,19 @@ def test_reverse_sequence(opset, cdtype, pair):
     assert_rewrites(m, ops=packed_or_parts("ReverseSequence", pair))
 
 
+@PAIR
+@pytest.mark.parametrize(("batch", "time"), [(1, 2), (3, 0), (2, -1)])
+def test_reverse_sequence_past_axis_1_moves_its_axes_there_and_back(cdtype, pair, batch, time):
+    """tf2onnx writes such axes, and onnx.reference runs them; onnxruntime takes 0 and 1."""
+    shape = (2, 3, 4, 5)
+    lengths = np.arange(1, shape[batch] + 1) % shape[time] + 1
+    m = single("ReverseSequence", cdtype, 18, shape=shape, inputs=["a", "l"],
+               attrs={"batch_axis": batch, "time_axis": time},
+               inits=[init("l", lengths.astype(np.int64))], pair=pair)  # fmt: skip
+    moved = Ops(Transpose=2, ReverseSequence=1)
+    assert_rewrites(m, ops=PAIR_SOURCE + PACK + moved if pair else moved)
+
+
 @pytest.mark.parametrize("op", ["DepthToSpace", "SpaceToDepth"])
 def test_depth_space(opset, cdtype, op):
     shape = (1, 8, 2, 2) if op == "DepthToSpace" else (1, 2, 4, 4)
