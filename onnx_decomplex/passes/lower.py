@@ -1,18 +1,22 @@
-"""Pass `lower`: ops the target runs slowly, or not at all, in other ops (target options).
+"""Pass `lower`: ops the target runs slowly, inaccurately, or not at all, in other ops
+(target options).
 
+- onnxruntime and tensorrt: a DFT of static length becomes MatMuls by matrices computed
+  in float64 and rounded once (dense up to length 12, four-step where the length
+  factors, else Bluestein's chirp-z), since onnxruntime's own float32 DFT is far less
+  accurate than a float32 FFT (docs/transforms.md); on onnxruntime, one of dynamic
+  length stays, with a note.
 - tensorrt: what TensorRT's parser lacks is lowered (DFT and STFT to MatMul, Compress
   to Gather), and float64 narrowed to float32 unless `keep_double`.
 - onnxruntime: a rotation by a position table, however written, becomes one
   RotaryEmbedding node (`rotation`); a chain affine in one real signal that holds a DFT,
   or is long and small (an unrolled recurrence), becomes one product where cheaper
-  (`affine`); a DFT of length up to
-  `MATMUL_DFT_MAX_LENGTH` becomes a MatMul by a DFT matrix, which onnxruntime's CPU runs
-  faster than its own DFT there (docs/performance.md, "Measured"), and an STFT of frames
-  up to that length a Gather of its frames and such a MatMul (0.51 of the STFT's time at
-  256); a longer one, or one whose length is not static, stays as it is; an Einsum of two
-  operands becomes one MatMul, with the Transposes and Reshapes that place its letters.
+  (`affine`); an STFT of frames up to `MATMUL_DFT_MAX_LENGTH` becomes a Gather of its
+  frames and a MatMul (0.51 of the STFT's time at 256); a longer one, or one whose
+  length is not static, stays as it is; an Einsum of two operands becomes one MatMul,
+  with the Transposes and Reshapes that place its letters.
 - onnx: from opset 23, a rotation by a position table becomes the standard
-  RotaryEmbedding node; nothing else.
+  RotaryEmbedding node; a DFT stays the standard op.
 """
 
 from __future__ import annotations
@@ -29,10 +33,9 @@ FASTER_ON_ONNXRUNTIME = {"DFT", "STFT", "Einsum"}
 """The lowerings measured faster than the op itself on onnxruntime's CPU."""
 
 MATMUL_DFT_MAX_LENGTH = 256
-"""The longest DFT the onnxruntime target runs as a MatMul. Over 2^20 real values on
-the signal's last axis, one thread, the MatMul takes 0.06 (length 8), 0.30 (64), 0.48
-(128) and 0.75 (256) of onnxruntime's DFT, and 1.31 at 512; on an axis with channels
-after it, 0.38 to 0.55 up to 2048."""
+"""The longest STFT frame the onnxruntime target runs as a MatMul. Over 2^20 real
+values, one thread, the dense MatMul takes 0.06 (length 8), 0.30 (64), 0.48 (128) and
+0.75 (256) of onnxruntime's DFT, and 1.31 at 512."""
 
 
 def run(state: State, options: Options) -> State:

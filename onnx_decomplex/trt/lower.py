@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import onnx
@@ -38,12 +38,20 @@ from . import einsum as einsum_plan
 from . import registrar
 
 MAX_MATRIX_BYTES = 1 << 30
-"""A dense DFT matrix larger than this is refused, when its length does not factor:
-it grows with the square of the length."""
+"""A dense DFT matrix larger than this is refused, when no other form applies: it
+grows with the square of the length."""
 
-FACTORED_ABOVE_BYTES = 4 << 20
-"""A dense DFT matrix larger than this becomes the four-step form when its length
-factors (`_four_step`): two small matrices instead of one that grows as L^2."""
+DENSE_MAX_LENGTH = 12
+"""The longest transform taken as one MatMul by its dense matrix. Every form's matrices
+are computed in float64 and rounded once, yet a dense product of L terms rounds its sums
+the more the longer L: against an exact FFT its float32 error is 1.2 (length 7) to 2.1
+(13) and 2 to 5 (31 to 4096) times TensorFlow's own float32 FFT's. The factored forms
+below stay within 2 (docs/transforms.md)."""
+
+MAX_FACTOR = 128
+"""A length L = L1 * L2 (L1 <= L2) takes the four-step form while L2 is at most this;
+a longer one (a prime, or twice a prime) takes Bluestein's, whose power-of-two length
+factors evenly."""
 
 LOWERINGS: dict[str, Callable] = {}
 lowering = registrar(LOWERINGS, "lowering")
@@ -175,28 +183,74 @@ def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     rank = len(x.shape)
     axis = _dft_axis(e, node, rank)
     t = _dft_transform(e, node, axis, lowered)
-    # The one-sided inverse reads half a spectrum: it has no four-step form here.
-    dense = t.inverse and t.onesided or t.dense_bytes() <= FACTORED_ABOVE_BYTES
-    factors = None if dense else _factor(t.length)
+    # A real one-sided spectrum (no imaginary parts) is rare: it keeps the dense form.
+    form = "dense" if t.inverse and t.onesided and t.channels == 1 else _form(t.length)
 
     perm = None
     if axis != rank - 2:
         perm = [d for d in range(rank) if d not in (axis, rank - 1)] + [axis, rank - 1]
         x = _op(e, "Transpose", [x], {"perm": perm})
     inner = None if perm is None else gs.Variable(e.fresh("moved"))
-    if factors is not None:
-        res = _four_step(e, lowered, x, rank, t, factors, inner or y)
-        how = f"MatMuls of lengths {factors[0]} and {factors[1]} (four-step)"
-    else:
+    out = inner or y
+    if form != "dense" and t.inverse and t.onesided:
+        # The real signal of a one-sided spectrum: its Hermitian whole, inverted.
+        full = replace(t, n_in=t.length, channels=2, onesided=False)
+        spectrum = _hermitian_whole(e, x, rank, t)
+        res = _real_channel(e, _transform(e, lowered, spectrum, rank, full, form), rank, out)
+    elif form == "dense":
         m = _dft_block(e, t)
         out_shape = [t.out_len, t.out_channels]
-        res = _matmul_last_two(e, lowered, x, rank, t.n_in * t.channels, m, out_shape, inner or y)
-        how = f"MatMul by a {m.shape[0]}x{m.shape[1]} matrix"
+        res = _matmul_last_two(e, lowered, x, rank, t.n_in * t.channels, m, out_shape, out)
+    else:
+        res = _transform(e, lowered, x, rank, t, form, out)
+    how = {"dense": "MatMul by its dense matrix", "bluestein": "Bluestein's chirp-z, four "
+           "MatMuls"}.get(form, "MatMuls of lengths {} and {} (four-step)".format(*form))  # fmt: skip
     if perm is not None:
         _op(e, "Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
     node.outputs.clear()
     kind = "inverse " * t.inverse + "one-sided " * t.onesided
     lowered.notes.append(f"{node.name}: {kind}DFT of length {t.length} on axis {axis} -> {how}")
+
+
+def _form(length: int) -> str | tuple[int, int]:
+    """How a transform of `length` is computed: "dense", its four-step factors, or
+    "bluestein" (`DENSE_MAX_LENGTH`, `MAX_FACTOR`)."""
+    if length <= DENSE_MAX_LENGTH:
+        return "dense"
+    factors = _factor(length)
+    if factors is not None and factors[1] <= MAX_FACTOR:
+        return factors
+    return "bluestein"
+
+
+def _transform(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, form, out=None):
+    """The four-step or Bluestein form of `t` on x's axis -2, one-sided where `t` is."""
+    if form == "bluestein":
+        return _bluestein(e, lowered, x, rank, t, out)
+    return _four_step(e, lowered, x, rank, t, form, out)
+
+
+def _hermitian_whole(e: Emitter, x, rank: int, t: _Transform):
+    """The whole spectrum [..., L, 2] whose one-sided half x's axis -2 holds: bin k > L/2
+    is conj(x[L - k]); the imaginary parts of bins 0 and L/2 are ignored, as the one-sided
+    inverse ignores them."""
+    half = t.length // 2 + 1
+    x = _to_length(e, x, rank, replace(t, length=half))
+    k = np.arange(t.length)
+    index = np.where(k < half, k, t.length - k)
+    scale = np.ones((t.length, 2), np.dtype(t.dtype))
+    scale[half:, 1] = -1
+    scale[0, 1] = 0
+    if t.length % 2 == 0:
+        scale[t.length // 2, 1] = 0
+    whole = _op(e, "Gather", [x, index.astype(np.int64)], {"axis": rank - 2})
+    return _op(e, "Mul", [whole, e.constant(scale, "hermitian")])
+
+
+def _real_channel(e: Emitter, x, rank: int, out):
+    """x's real parts, [..., 1]."""
+    ends = [np.array([v], np.int64) for v in (0, 1, rank - 1)]
+    return _op(e, "Slice", [x, *ends], out=out)
 
 
 def _dft_axis(e: Emitter, node: gs.Node, rank: int) -> int:
@@ -232,22 +286,23 @@ def _dft_transform(e: Emitter, node: gs.Node, axis: int, lowered: Lowered) -> _T
         length = 2 * (n_in - 1) if inverse and onesided else n_in
     if length < 1:
         raise _fail(node, f"transform length {length}", x)
-    if lowered.max_length is not None and length > lowered.max_length:
-        raise _fail(node, f"length {length}, past {lowered.max_length}, where the op is faster")
     if x.dtype is None:
         raise _fail(node, "the signal's type is unknown", x)
     # Taken now: the signal moved to axis -2 is a new tensor with no type recorded.
     return _Transform(n_in, channels, length, inverse, onesided, x.dtype)
 
 
-def _four_step(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, factors, out):
+def _four_step(
+    e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, factors, out, pre=None, post=None
+):
     """DFT_L of x's axis -2 as DFT_L1, a twiddle, then DFT_L2 (Cooley-Tukey):
 
     with n = L2 n1 + n2 and k = k1 + L1 k2,
     X[k] = sum_n2 W_L2^(n2 k2) [W_L^(n2 k1) sum_n1 x[n] W_L1^(n1 k1)],  W_N = e^(-2 pi i/N)
     (e^(+2 pi i/N) and 1/L for the inverse). The twiddle is folded into the second
     matrix, one per k1, so both steps are MatMuls: about 4 (L1^2 + L L2) numbers instead
-    of 4 L^2.
+    of 4 L^2. A factor `pre[n]` on the signal is folded into the first (one per n2), and
+    `post[k]` on the result into the second.
     """
     l1, l2 = factors
     r = rank - 2
@@ -258,10 +313,11 @@ def _four_step(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, factor
     def shape(*dims):
         return np.array([*keep, *dims], np.int64)
 
-    first, second = _four_step_matrices(t, l1, l2)
+    first, second = _four_step_matrices(t, l1, l2, pre, post)
     lowered.matrix_bytes += first.nbytes + second.nbytes
     step = _op(e, "Transpose", [_op(e, "Reshape", [x, shape(l1, l2, t.channels)])], {"perm": swap})
-    rows = _op(e, "Reshape", [step, shape(l2, l1 * t.channels)])
+    by_row = () if pre is None else (1,)  # one matrix per n2: a row each
+    rows = _op(e, "Reshape", [step, shape(l2, *by_row, l1 * t.channels)])
     step = _op(e, "MatMul", [rows, e.constant(np.ascontiguousarray(first), "dft_l1")])
     step = _op(e, "Transpose", [_op(e, "Reshape", [step, shape(l2, l1, 2)])], {"perm": swap})
     rows = _op(e, "Reshape", [step, shape(l1, 1, 2 * l2)])
@@ -287,18 +343,57 @@ def _to_length(e: Emitter, x, rank: int, t: _Transform):
     return x
 
 
-def _four_step_matrices(t: _Transform, l1: int, l2: int) -> tuple[np.ndarray, np.ndarray]:
-    """The four-step form's matrices: DFT_L1's block, and DFT_L2's with the twiddle
-    T[n2, k1] = W_L^(n2 k1) folded in, one per k1."""
-    first = cmath.interleaved_block(cmath.dft_coefficients(l1, l1, t.inverse)).astype(t.dtype)
+def _four_step_matrices(
+    t: _Transform, l1: int, l2: int, pre=None, post=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The four-step form's matrices, in float64 and rounded once: DFT_L1's block (one
+    per n2, times pre[L2 n1 + n2], with `pre`), and DFT_L2's with the twiddle
+    T[n2, k1] = W_L^(n2 k1) (and post[k1 + L1 k2], with `post`) folded in, one per k1."""
+    w1 = cmath.dft_coefficients(l1, l1, t.inverse)
+    if pre is None:
+        first = cmath.interleaved_block(w1)
+    else:
+        by_n2 = pre.reshape(l1, l2).T  # [n2, n1]
+        first = np.stack([cmath.interleaved_block(by_n2[n2][:, None] * w1) for n2 in range(l2)])
     if t.channels == 1:
-        first = first[0::2]
+        first = first[..., 0::2, :]
     sign = 1 if t.inverse else -1
     n2, k1 = np.arange(l2)[:, None], np.arange(l1)[None, :]
     twiddle = np.exp(sign * 2j * np.pi * ((n2 * k1) % t.length) / t.length)  # T[n2, k1]
     w2 = cmath.dft_coefficients(l2, l2, t.inverse)
-    second = np.stack([cmath.interleaved_block(twiddle[:, [k]] * w2) for k in range(l1)])
-    return first, second.astype(t.dtype)
+    after = np.ones((l1, l2)) if post is None else post.reshape(l2, l1).T  # [k1, k2]
+    second = np.stack([cmath.interleaved_block(twiddle[:, [k]] * w2 * after[k]) for k in range(l1)])
+    return first.astype(t.dtype), second.astype(t.dtype)
+
+
+def _bluestein(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, out):
+    """DFT_L of x's axis -2 by Bluestein's chirp-z, for a length that does not factor:
+
+    X[k] = c_k sum_n (x[n] c_n) conj(c)_(k-n),  c_n = e^(-+ i pi n^2 / L)  (1/L inverse),
+    the sum a cyclic convolution of length M = 2^m >= 2L - 1: IDFT_M(DFT_M(x c) B), with
+    B = DFT_M of conj(c) wrapped around. Both transforms take the four-step form, c
+    folded into the first's first matrix, B into its second, and c (with 1/L) into the
+    inverse's second: four MatMuls, each a DFT of length at most sqrt(2M).
+    """
+    m = 1 << (2 * t.length - 2).bit_length()
+    n = np.arange(t.length, dtype=np.int64)
+    angle = np.pi * ((n * n) % (2 * t.length)) / t.length  # n^2 mod 2L: the angle exact
+    chirp = np.exp(1j * angle if t.inverse else -1j * angle)
+    kernel = np.zeros(m, np.complex128)
+    kernel[: t.length], kernel[m - t.length + 1 :] = np.conj(chirp), np.conj(chirp[1:])[::-1]
+    pre, post = np.zeros(m, np.complex128), np.ones(m, np.complex128)
+    pre[: t.length] = chirp
+    post[: t.length] = chirp / t.length if t.inverse else chirp
+    signal = _to_length(e, x, rank, replace(t, onesided=False))
+    forward = replace(t, n_in=t.length, length=m, inverse=False, onesided=False)
+    spectrum = _four_step(
+        e, lowered, signal, rank, forward, _factor(m), None, pre, np.fft.fft(kernel)
+    )
+    inverse = replace(forward, n_in=m, channels=2, inverse=True)
+    conv = _four_step(e, lowered, spectrum, rank, inverse, _factor(m), None, post=post)
+    end = t.length // 2 + 1 if t.onesided else t.length
+    ends = [np.array([v], np.int64) for v in (0, end, rank - 2)]
+    return _op(e, "Slice", [conv, *ends], out=out)
 
 
 @lowering("STFT")

@@ -13,6 +13,7 @@ from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.reference import evaluator
+from onnx_decomplex.trt import lower
 from onnx_decomplex.trt.lower import LOWERINGS, lowering
 
 
@@ -64,7 +65,8 @@ def test_dft_two_sided(opset, length, inverse, parts):
     rng = np.random.default_rng(1)
     model = dft_model((3, 8, parts), opset, length=length, axis=1, inverse=inverse)
     x = rng.standard_normal((3, 8, parts)).astype(np.float32)
-    assert_lowers(model, {"x": x}, ops=["MatMul", "Reshape", "Reshape"])
+    dense = (length or 8) <= lower.DENSE_MAX_LENGTH  # 13, a prime: Bluestein's form
+    assert_lowers(model, {"x": x}, ops=["MatMul", "Reshape", "Reshape"] if dense else None)
 
 
 @pytest.mark.parametrize("opset", [17, 20])
@@ -75,8 +77,9 @@ def test_dft_one_sided_forward(opset, length):
     model = dft_model((2, 8, 1), opset, length=length, axis=1, onesided=1)
     out, _ = assert_lowers(model, {"x": rng.standard_normal((2, 8, 1)).astype(np.float32)})
     bins = (length or 8) // 2 + 1
-    matrix = next(t for t in out.graph.initializer if "dft_matrix" in t.name)
-    assert list(matrix.dims) == [8, 2 * bins]
+    if (length or 8) <= lower.DENSE_MAX_LENGTH:
+        matrix = next(t for t in out.graph.initializer if "dft_matrix" in t.name)
+        assert list(matrix.dims) == [8, 2 * bins]
 
 
 @pytest.mark.parametrize("opset", [17, 20])
@@ -293,9 +296,8 @@ def test_fnet_sizes_match_reference(length):
 
 
 def test_huge_matrix_is_refused(monkeypatch):
-    from onnx_decomplex.trt import lower
-
     monkeypatch.setattr(lower, "MAX_MATRIX_BYTES", 1 << 16)
+    monkeypatch.setattr(lower, "DENSE_MAX_LENGTH", 128)
     model = dft_model((1, 128, 2), 20, axis=1)  # 256 x 256 float32: 256 KiB
     with pytest.raises(DecomplexError, match="needs a 0.2 MiB DFT matrix, over the 0.1 MiB limit"):
         decomplex(model, target="tensorrt")
@@ -303,14 +305,12 @@ def test_huge_matrix_is_refused(monkeypatch):
     assert report.matrix_bytes == 128 * 128 * 4
 
 
-@pytest.mark.parametrize("length", [12, 16, 60, 64])
+@pytest.mark.parametrize("length", [16, 60, 64, 100])
 @pytest.mark.parametrize("n_in", [16, 64])
 @pytest.mark.parametrize("inverse, onesided, parts", [(0, 0, 2), (1, 0, 2), (0, 1, 1), (0, 0, 1)])
-def test_four_step(monkeypatch, length, n_in, inverse, onesided, parts):
-    """Long transforms factor L = L1 * L2: two small matrices, the same numbers."""
-    from onnx_decomplex.trt import lower
-
-    monkeypatch.setattr(lower, "FACTORED_ABOVE_BYTES", 0)
+def test_four_step(length, n_in, inverse, onesided, parts):
+    """Transforms past DENSE_MAX_LENGTH that factor L = L1 * L2: two small matrices,
+    the same numbers."""
     rng = np.random.default_rng(15)
     model = dft_model((3, n_in, parts), 20, length=length, axis=1, inverse=inverse,
                       onesided=onesided)  # fmt: skip
@@ -321,10 +321,7 @@ def test_four_step(monkeypatch, length, n_in, inverse, onesided, parts):
     assert report.matrix_bytes == 4 * (l1 * parts * 2 * l1 + l1 * (2 * l2) ** 2)
 
 
-def test_four_step_on_another_axis_and_a_prime_length(monkeypatch):
-    from onnx_decomplex.trt import lower
-
-    monkeypatch.setattr(lower, "FACTORED_ABOVE_BYTES", 0)
+def test_four_step_on_another_axis_and_a_prime_length():
     rng = np.random.default_rng(16)
     model = dft_model((2, 24, 3, 2), 20, axis=1)
     out, _ = assert_lowers(model, {"x": rng.standard_normal((2, 24, 3, 2)).astype(np.float32)})
@@ -334,8 +331,11 @@ def test_four_step_on_another_axis_and_a_prime_length(monkeypatch):
     kept, report = decomplex(model, target="tensorrt", keep_double=True)
     assert not report.narrowed
     onnx.checker.check_model(kept, full_check=True)
-    prime = dft_model((2, 13, 2), 20, axis=1)  # 13 does not factor: the dense matrix
+    prime = dft_model((2, 13, 2), 20, axis=1)  # 13 does not factor: Bluestein's chirp-z
     out, _ = assert_lowers(prime, {"x": rng.standard_normal((2, 13, 2)).astype(np.float32)})
+    assert op_types(out).count("MatMul") == 4
+    short = dft_model((2, 11, 2), 20, axis=1)  # up to DENSE_MAX_LENGTH: the dense matrix
+    out, _ = assert_lowers(short, {"x": rng.standard_normal((2, 11, 2)).astype(np.float32)})
     assert op_types(out).count("MatMul") == 1
 
 
@@ -371,7 +371,7 @@ def test_the_onnxruntime_target_takes_the_matmul_dft(inverse):
     x = rng.standard_normal((3, 16, 2)).astype(np.float32)
     out, report = decomplex(model, target="onnxruntime")
     onnx.checker.check_model(out, full_check=True)
-    assert op_types(out) == ["MatMul", "Reshape", "Reshape"]
+    assert op_types(out).count("MatMul") == 2 and "DFT" not in op_types(out)
     assert report.lowered == {"DFT": 1} and report.target == "onnxruntime"
     result = validate(model, out, {"x": x})
     assert result.outputs and result.passed, result.outputs
@@ -400,14 +400,12 @@ def test_the_onnx_target_keeps_its_ops():
     assert op_types(out) == ["STFT"] and not report.lowered
 
 
-def test_the_onnxruntime_target_keeps_a_long_dft():
-    """Past MATMUL_DFT_MAX_LENGTH onnxruntime's own DFT is faster."""
-    from onnx_decomplex.passes.lower import MATMUL_DFT_MAX_LENGTH
-
-    n = 2 * MATMUL_DFT_MAX_LENGTH
-    out, report = decomplex(dft_model([2, n, 2], 17, axis=1), target="onnxruntime")
-    assert op_types(out) == ["DFT"] and not report.lowered
-    assert f"length {n}, past {MATMUL_DFT_MAX_LENGTH}" in report.lowering_notes[0]
+def test_the_onnxruntime_target_lowers_a_long_dft_for_its_accuracy():
+    """onnxruntime's own float32 DFT is the faster at 512, but 4 times less accurate than
+    a float32 FFT there (tests/test_transforms.py)."""
+    out, report = decomplex(dft_model([2, 512, 2], 17, axis=1), target="onnxruntime")
+    assert "DFT" not in op_types(out) and report.lowered == {"DFT": 1}
+    assert "MatMuls of lengths 16 and 32 (four-step)" in report.lowering_notes[0]
 
 
 @pytest.mark.parametrize(("frame", "lowered"), [(16, True), (512, False)])
