@@ -130,8 +130,9 @@ def print_lowering(console: Console, report: Report) -> None:
     if report.lowered:
         ops = ", ".join(f"{n} {op}" for op, n in sorted(report.lowered.items()))
         matrices = f" (DFT matrices: {size(report.matrix_bytes)})" if report.matrix_bytes else ""
-        runtime = {"tensorrt": "TensorRT", "onnxruntime": "onnxruntime"}[report.target]
-        console.print(f"lowered for {runtime}: {ops}{matrices}")
+        runtime = {"tensorrt": "TensorRT", "onnxruntime": "onnxruntime"}.get(report.target)
+        why = f"for {runtime}" if runtime else "for accuracy"
+        console.print(f"lowered {why}: {ops}{matrices}")
     if report.narrowed:
         clamped = f", {report.clamped} values clamped to +-FLT_MAX" if report.clamped else ""
         console.print(f"float64 narrowed to float32 in {len(report.narrowed)} places{clamped}")

@@ -242,17 +242,18 @@ class Affine:
         return np.einsum("...r,...kr->...k", inner, np.abs(self.q))
 
 
-def _chain_model(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
-    """The chain as a model of its own, x (every dim free) -> y, and then the inputs of
-    its DFTs and MatMuls, for their cost (`_chain_cost`); None where it reads a graph
-    input but x."""
+def _chain_model(model: onnx.ModelProto, chain: Chain, elem: int, dims: list):
+    """The chain as a model of its own, x (its static `dims` kept, the others free) -> y,
+    and then the inputs of its DFTs and MatMuls, for their cost (`_chain_cost`); None
+    where it reads a graph input but x."""
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
     used = {name for n in chain.nodes for name in n.input}
     inputs = {i.name for i in graph.input}
     if used & (inputs - {chain.x}):
         return None
-    x_info = helper.make_tensor_value_info(chain.x, elem, [f"d{i}" for i in range(rank)])
+    free = [d if isinstance(d, int) else f"d{i}" for i, d in enumerate(dims)]
+    x_info = helper.make_tensor_value_info(chain.x, elem, free)
     outputs = [helper.make_empty_tensor_value_info(name) for name in [chain.y, *_costly(chain)]]
     sub = helper.make_graph(
         chain.nodes, "chain", [x_info], outputs,
@@ -542,6 +543,13 @@ axis of rows: a whole long signal's M takes seconds to read and factor, and cost
 than the DFT."""
 
 
+COMPUTES = frozenset(
+    {"Mul", "Div", "Add", "Sub", "Neg", "MatMul", "Gemm", "Einsum", "Conv", "ReduceSum", "Sum",
+     "CumSum", "STFT"}
+)  # fmt: skip
+"""Ops that compute, other than a DFT: a chain with none but its one DFT is left as it is."""
+
+
 def _fuse_chain(
     model, chain: Chain, labels: dict, matmul_up_to: int, unrolled: bool = False
 ) -> str | None:
@@ -551,12 +559,14 @@ def _fuse_chain(
     cost model."""
     if unrolled and (len(chain.nodes) < UNROLLED_MIN_NODES or _shared(model.graph, chain)):
         return None
+    if _lone_transform(chain):
+        return None
     found = ends(chain, labels)
     if found is None:
         return None
     x_dims, y_dims, elem = found
     dtype = np.float32 if elem == TensorProto.FLOAT else np.float64
-    run_all = runner(model, chain, elem, len(x_dims))
+    run_all = runner(model, chain, elem, x_dims)
     if run_all is None:
         return None
     opset = default_opset(model) or 1
@@ -594,6 +604,14 @@ def _fuse_chain(
     return None
 
 
+def _lone_transform(chain: Chain) -> bool:
+    """True for a chain of one DFT and nothing that computes but it: its own form is as
+    fast, and accurate at float32's level, where a dense product of its length rounds
+    its sums up to 5 times more (docs/transforms.md)."""
+    ops = [node.op_type for node in chain.nodes]
+    return ops.count("DFT") == 1 and not set(ops) & COMPUTES
+
+
 def _flattened(run_all, lead: int, tail: list[int]):
     """The chain as a map of x's rows flattened past its `lead` leading axes: x's to
     `tail` before it runs, y's to one after."""
@@ -615,14 +633,19 @@ def ends(chain: Chain, labels: dict) -> tuple[list, list, int] | None:
     return (x_dims, y_dims, elem) if x_dims and y_dims and elem in FLOATS else None
 
 
-def runner(model: onnx.ModelProto, chain: Chain, elem: int, rank: int):
+def runner(model: onnx.ModelProto, chain: Chain, elem: int, dims: list):
     """The chain run in onnxruntime on one thread, x -> [y, the inputs of its costly
     nodes]; None where `_chain_model` refuses it or onnxruntime cannot load it."""
     import onnxruntime as ort
 
-    sub = _chain_model(model, chain, elem, rank)
+    from .trt.lower import lower  # it imports this module's neighbours
+
+    sub = _chain_model(model, chain, elem, dims)
     if sub is None:
         return None
+    # M is read off the chain's DFTs in their accurate forms, not onnxruntime's own
+    # (docs/transforms.md): its columns are then as exact as float32 makes them.
+    sub = lower(sub, default_opset(sub) or 1, {"DFT"}, strict=False)[0]
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     try:

@@ -24,7 +24,7 @@ from .graphs import graph_nodes, graphs_in, is_default_domain, subgraphs
 
 TENSORFLOW_OPS = frozenset(
     {"Complex", "Real", "Imag", "Angle", "Conj", "ConjugateTranspose", "ComplexAbs",
-     "Inv", "Rank", "Reverse", "SegmentSum",
+     "Inv", "Rank", "Reverse", "SegmentSum", "StridedSlice",
      *(f"{kind}{suffix}" for kind in ("FFT", "IFFT", "RFFT", "IRFFT") for suffix in ("", "2D", "3D"))}
 )  # fmt: skip
 """TensorFlow's complex ops, which tf2onnx writes as they are, in the default domain,

@@ -101,11 +101,12 @@ class TargetOptions(_Options):
         "onnx",
         "The runtime the output is for. onnx: standard ops only, for any runtime. "
         "onnxruntime: also onnxruntime's own ops and lowerings where faster (RoPE as "
-        "com.microsoft.RotaryEmbedding below opset 23, however it is written, a DFT or "
+        "com.microsoft.RotaryEmbedding below opset 23, however it is written, an "
         "STFT frame of length up to 256 as a MatMul, an Einsum of two operands as one "
         "MatMul, a chain affine in one real signal through a DFT, such as a spectral "
         "filter however spelled, or a long one such as an unrolled recurrence, as one "
-        "product). tensorrt: also lower what TensorRT's parser lacks "
+        "product), and a DFT of static length as MatMuls accurate at float32's level, "
+        "which onnxruntime's own DFT is not. tensorrt: also lower what TensorRT's parser lacks "
         "(DFT/STFT to MatMul, Compress to Gather), narrow float64 to float32, and lint the "
         "result; implied by --build-engine.",
     )

@@ -68,7 +68,7 @@ def _rotate(model, chain: affine.Chain, labels: dict, opset: int) -> str | None:
     ops = [node.op_type for node in chain.nodes]
     if ops.count("Mul") < 2 or not {"Add", "Sub"} & set(ops):
         return None  # no c x and s x' summed: a scale, not a rotation (and no session for it)
-    run_all = affine.runner(model, chain, elem, len(dims))
+    run_all = affine.runner(model, chain, elem, dims)
     if run_all is None:
         return None
     try:

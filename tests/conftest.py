@@ -13,8 +13,18 @@ for folder in (Path(__file__).parent, ROOT / "fixtures", ROOT / "bench"):
 
 from helpers import OPSETS, PRECISIONS  # noqa: E402
 
-FIXTURE_MODELS = sorted(ROOT.glob("fixtures/**/*.onnx"))
-"""Every fixture model, the exporter corpora's included."""
+FIXTURE_MODELS = sorted(
+    p
+    for p in ROOT.glob("fixtures/**/*.onnx")
+    if p.relative_to(ROOT / "fixtures").parts[0] != "peers"
+)
+"""Every fixture model, the exporter corpora's included; not the 440 peer cases, which
+tests/test_peers.py takes each in full (and folder mode over fixtures/ takes too)."""
+
+
+def not_peers(paths):
+    """`paths` but fixtures/peers/'s (see FIXTURE_MODELS)."""
+    return [p for p in paths if "peers" not in p.parts]
 
 
 def fixture_id(path: Path) -> str:

@@ -62,6 +62,11 @@ SQUARE = Ops(Abs=2, Sub=1, Add=2, Mul=2)
 """(ar + i ai)^2 = (|ar| - |ai|)(|ar| + |ai|) + i (ar + ar) ai."""
 PAIR_SOURCE = UNPACK + SQUARE
 """What `single(..., pair=True)`'s Mul(a, a) adds: a unpacked and squared, a pair."""
+DENSE_DFT = Ops(MatMul=1, Reshape=2)
+"""A DFT up to length 12, on the axis before (re, im): one MatMul by its dense matrix
+(another axis is moved there and back by two Transposes)."""
+FOUR_STEP_DFT = Ops(MatMul=2, Reshape=6, Transpose=3)
+"""A DFT of a length that factors: two MatMuls, the signal's halves moved between them."""
 PRODUCT = Ops(Mul=4, Sub=1, Add=1)
 """(ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)."""
 

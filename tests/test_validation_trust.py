@@ -8,6 +8,7 @@ from pathlib import Path
 
 import onnx
 import pytest
+from conftest import not_peers
 from mutants import mutants
 
 from onnx_decomplex.pipeline import convert_file, verify_file
@@ -26,7 +27,7 @@ def _alone(path: Path, folder: Path):
 @pytest.mark.parametrize(
     "path",
     [pytest.param(p, id=str(p.relative_to(ROOT_FIXTURES)))
-     for p in sorted(ROOT_FIXTURES.glob("**/*.onnx"))
+     for p in not_peers(sorted(ROOT_FIXTURES.glob("**/*.onnx")))
      if str(p.relative_to(ROOT_FIXTURES)) not in REFUSED_ALONE],
 )  # fmt: skip
 def test_every_fixture_given_alone_passes_default_validation(path, tmp_path):
@@ -35,13 +36,14 @@ def test_every_fixture_given_alone_passes_default_validation(path, tmp_path):
 
 
 def test_a_transform_of_large_edge_values_is_judged_at_float32s_reach(tmp_path):
-    """A 2-D FFT of a signal holding 1e20: onnxruntime's float32 kernel is off by 6e13
-    at bins where exact arithmetic cancels the 1e20, which float32 cannot promise better:
-    the noise floor there is float32's roundoff of the whole signal."""
+    """A 2-D FFT of a signal holding 1e20: the float32 transform is off by about 1e12 at
+    bins where exact arithmetic cancels the 1e20, which float32 cannot promise better
+    (onnxruntime's own DFT, by 6e13): those bins depend on the edge values, and are
+    judged by float32's reach there."""
     result = _alone(ROOT_FIXTURES / "tf2onnx" / "fft2d.onnx", tmp_path)
     assert result.ok
     (o,) = result.validation.outputs
-    assert o.max_abs > 1e13 and o.floor_tol is not None and o.floor_tol < 1
+    assert o.max_abs > 1e11 and o.passed
     assert o.edges.elements > 0
 
 

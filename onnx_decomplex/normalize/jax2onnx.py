@@ -90,6 +90,8 @@ def pair(walk: ReadingContext, node: gs.Node, kinds: Kinds) -> bool:
     axis = int(node.attrs["axis"])
     axis = axis + rank + 1 if axis < 0 else axis
     complex_parts = a.name in walk.kind or b.name in walk.kind
+    if a.name in walk.kind and b.name in walk.kind and not _zero_scaled(walk, b, a):
+        return False  # two complex values stacked (TensorFlow's Pack), not a pair
     last = axis == ka == rank
     first = axis == ka == 0 and (complex_parts or {a.name, b.name} & walk.from_parts)
     if not (last or first) or _reduced_along(walk, node.outputs[0], axis):

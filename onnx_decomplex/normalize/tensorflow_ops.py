@@ -12,8 +12,10 @@ where it has no converter: their meaning in TensorFlow, spelled in ONNX.
     Inv(z)                   -> Reciprocal(z)
     Rank(z)                  -> its rank, an int32 scalar
     Reverse(z, dims)         -> Slice(z, -1, -inf, axes where dims holds, steps -1)
+    StridedSlice(z, b, e, s) -> Squeeze(Slice(z, ...), shrunk), new axes unsqueezed
     SegmentSum(z, ids)       -> MatMul(z moved to the end, [ids[j] == i] for j, i)
-                                moved back: row i the sum of the rows of segment i
+                                moved back: row i the sum of the rows of segment i;
+                                ids constant, or at run time (i < max(ids) + 1)
 
 They get that meaning in If branches and Loop bodies too. Each is registered with
 `@tensorflow_op`, which says what its operands must be and what it gives.
@@ -24,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 
 from ..dtypes import real_of
@@ -210,25 +213,116 @@ def segment_sum(walk: ReadingContext, node: gs.Node) -> Read:
     and a segment no row names is zero."""
     x, out = node.inputs[0], node.outputs[0]
     rank, ids = walk.rank(x), walk.constant(node.inputs[1])
-    if ids is None or ids.ndim != 1 or rank is None or (ids.size and ids.min() < 0):
-        walk.conflict(node, f"{node.op}'s segment_ids are not a constant list of ids",
+    if rank is None or walk.rank(node.inputs[1]) != 1 or ids is not None and ids.min() < 0:
+        walk.conflict(node, f"{node.op}'s segment_ids are not a list of ids of its rows",
                       node.inputs[1].name)  # fmt: skip
         return None
     kind, shape = walk.kind[x.name], walk.shape.get(x.name)
-    count = int(ids.max()) + 1 if ids.size else 0
-    member = (ids[:, None] == np.arange(count)[None, :]).astype(kind)  # [rows, segments]
+    if ids is not None:
+        count = int(ids.max()) + 1 if ids.size else 0
+        member = gs.Constant(walk.unique(f"{out.name}_segments"),
+                             (ids[:, None] == np.arange(count)[None, :]).astype(kind))  # fmt: skip
+    else:
+        count, member = None, _members(walk, node.inputs[1], kind, out.name)
     last = [*range(1, rank), 0]  # the rows' axis moved last, for one MatMul
     moved = walk.emit("Transpose", [walk.native_of(x)], {"perm": last},
                       name=f"{out.name}_rows_last", dtype=kind,
                       shape=None if shape is None else [*shape[1:], shape[0]])  # fmt: skip
-    sums = walk.emit("MatMul", [moved, gs.Constant(walk.unique(f"{out.name}_segments"), member)],
-                     name=f"{out.name}_sums", dtype=kind,
+    sums = walk.emit("MatMul", [moved, member], name=f"{out.name}_sums", dtype=kind,
                      shape=None if shape is None else [*shape[1:], count])  # fmt: skip
     shape = None if shape is None else [count, *shape[1:]]
     back = [rank - 1, *range(rank - 1)]
     result = walk.emit("Transpose", [sums], {"perm": back}, name=f"{out.name}_segment_sum",
                        dtype=kind, shape=shape)  # fmt: skip
     return result, shape
+
+
+@tensorflow_op("StridedSlice", gives="native")
+def strided_slice(walk: ReadingContext, node: gs.Node) -> Read:
+    """TensorFlow's StridedSlice, its masks read: one Slice of the input's axes, a
+    Squeeze of those shrunk to an index, an Unsqueeze of the new axes."""
+    x, out = node.inputs[0], node.outputs[0]
+    rank = walk.rank(x)
+    spec = [walk.constant(t) for t in node.inputs[1:4]]
+    if rank is None or any(v is None or v.ndim != 1 or v.size != spec[0].size for v in spec):
+        walk.conflict(node, f"{node.op}'s begin, end and strides are not constants of one "
+                      "size, or its input's rank is unknown", x.name)  # fmt: skip
+        return None
+    plan = _strided(rank, *(v.astype(np.int64) for v in spec), node.attrs)
+    if plan is None:
+        walk.conflict(node, f"{node.op} with a stride of 0", node.inputs[3].name)
+        return None
+    slices, shrunk, new = plan
+    kind, result = walk.kind[x.name], walk.native_of(x)
+    if slices:
+        bounds = [walk.scalar(np.array(v, np.int64), np.int64, f"{out.name}_{what}")
+                  for v, what in zip(zip(*slices, strict=True), ("starts", "ends", "axes", "steps"),
+                                     strict=True)]  # fmt: skip
+        result = walk.emit("Slice", [result, *bounds], name=f"{out.name}_slice", dtype=kind,
+                           shape=None)  # fmt: skip
+    for op, axes in (("Squeeze", shrunk), ("Unsqueeze", new)):
+        if axes:
+            result = walk.emit(op, [result, walk.scalar(axes, np.int64, f"{out.name}_axes")],
+                               name=f"{out.name}_{op.lower()}", dtype=kind, shape=None)  # fmt: skip
+    return result, None
+
+
+_END = np.iinfo(np.int64).max
+
+
+def _strided(rank: int, begin, end, strides, attrs) -> tuple[list, list, list] | None:
+    """StridedSlice's masks as (Slice's (start, end, axis, step) per input axis sliced,
+    the input axes shrunk to an index, the output axes that are new); None for a
+    stride of 0."""
+    mask = {k: int(attrs.get(f"{k}_mask", 0)) for k in ("begin", "end", "ellipsis", "new_axis",
+                                                         "shrink_axis")}  # fmt: skip
+    bit = [1 << i for i in range(begin.size)]
+    real = sum(not (mask["ellipsis"] & b or mask["new_axis"] & b) for b in bit)
+    slices, shrunk, out, axis = [], [], [], 0
+    for i, b in enumerate(bit):
+        if mask["ellipsis"] & b:
+            out += ["kept"] * (rank - real)
+            axis += rank - real
+            continue
+        if mask["new_axis"] & b:
+            out.append("new")
+            continue
+        step = int(strides[i])
+        if step == 0:
+            return None
+        if mask["shrink_axis"] & b:
+            start = int(begin[i])
+            slices.append((start, start + 1 if start != -1 else _END, axis, 1))
+            shrunk.append(axis)
+        else:
+            start = (0 if step > 0 else _END) if mask["begin"] & b else int(begin[i])
+            stop = (_END if step > 0 else -_END) if mask["end"] & b else int(end[i])
+            slices.append((start, stop, axis, step))
+            out.append("kept")
+        axis += 1
+    out += ["kept"] * (rank - axis)
+    return slices, shrunk, [j for j, d in enumerate(out) if d == "new"]
+
+
+def _members(walk: ReadingContext, ids: gs.Tensor, kind: np.dtype, name: str) -> gs.Tensor:
+    """[ids[j] == i] for row j and segment i < max(ids) + 1, ids given at run time."""
+    i64 = np.dtype(np.int64)
+    ids = walk.emit("Cast", [ids], {"to": onnx.TensorProto.INT64}, name=f"{name}_ids",
+                    dtype=i64, shape=walk.shape.get(ids.name))  # fmt: skip
+    top = walk.emit("ReduceMax", [ids], {"keepdims": 0}, name=f"{name}_last_id", dtype=i64,
+                    shape=[])  # fmt: skip
+    count = walk.emit("Add", [top, walk.scalar(1, i64, f"{name}_one")], name=f"{name}_count",
+                      dtype=i64, shape=[])  # fmt: skip
+    segments = walk.emit("Range", [walk.scalar(0, i64, f"{name}_zero"), count,
+                                   walk.scalar(1, i64, f"{name}_step")],
+                         name=f"{name}_segments", dtype=i64, shape=None)  # fmt: skip
+    rows = walk.emit("Unsqueeze", [ids, walk.scalar([1], i64, f"{name}_axis")],
+                     name=f"{name}_rows", dtype=i64, shape=None)  # fmt: skip
+    member = walk.emit("Equal", [rows, segments], name=f"{name}_member",
+                       dtype=np.dtype(bool), shape=None)  # fmt: skip
+    real = walk.emit("Cast", [member], {"to": onnx.TensorProto.FLOAT}, name=f"{name}_weights",
+                     dtype=np.dtype(np.float32), shape=None)  # fmt: skip
+    return walk.native_of(real, kind)
 
 
 @tensorflow_op(*_forms("FFT"), *_forms("IFFT"), gives="packed")

@@ -1,11 +1,11 @@
 """Pass `lower`: ops the target runs slowly, inaccurately, or not at all, in other ops
 (target options).
 
-- onnxruntime and tensorrt: a DFT of static length becomes MatMuls by matrices computed
-  in float64 and rounded once (dense up to length 12, four-step where the length
-  factors, else Bluestein's chirp-z), since onnxruntime's own float32 DFT is far less
-  accurate than a float32 FFT (docs/transforms.md); on onnxruntime, one of dynamic
-  length stays, with a note.
+- every target, in a model the rewrite makes: a DFT of static length becomes MatMuls by
+  matrices computed in float64 and rounded once (dense up to length 12, four-step where
+  the length factors, else Bluestein's chirp-z), since onnxruntime's own float32 DFT is
+  far less accurate than a float32 FFT (docs/transforms.md); but for tensorrt, one of
+  dynamic length stays, with a note.
 - tensorrt: what TensorRT's parser lacks is lowered (DFT and STFT to MatMul, Compress
   to Gather), and float64 narrowed to float32 unless `keep_double`.
 - onnxruntime: a rotation by a position table, however written, becomes one
@@ -16,7 +16,7 @@
   length is not static, stays as it is; an Einsum of two operands becomes one MatMul,
   with the Transposes and Reshapes that place its letters.
 - onnx: from opset 23, a rotation by a position table becomes the standard
-  RotaryEmbedding node; a DFT stays the standard op.
+  RotaryEmbedding node.
 """
 
 from __future__ import annotations
@@ -24,13 +24,16 @@ from __future__ import annotations
 from ..affine import fuse
 from ..options import Options
 from ..rotation import rotations
-from ..trt.lower import lower, lower_for_tensorrt
+from ..trt.lower import Lowered, lower, lower_for_tensorrt
 from ..trt.narrow import Narrowed, narrow_double
 from .state import State
 from .tidy import fill_output_shapes
 
 FASTER_ON_ONNXRUNTIME = {"DFT", "STFT", "Einsum"}
 """The lowerings measured faster than the op itself on onnxruntime's CPU."""
+
+ACCURATE = {"DFT"}
+"""What the default target lowers, for accuracy alone (`trt.lower`)."""
 
 MATMUL_DFT_MAX_LENGTH = 256
 """The longest STFT frame the onnxruntime target runs as a MatMul. Over 2^20 real
@@ -54,9 +57,16 @@ def run(state: State, options: Options) -> State:
         if not options.target.keep_double:
             out, narrowed = narrow_double(out, state.external_dir)
     else:
+        out, lowered = state.model, Lowered()
+        if state.rewritten:
+            out, lowered = lower(state.model, state.opset, ACCURATE, strict=False)
+        found += lowered.notes
+        report.lowered, report.matrix_bytes = lowered.ops, lowered.matrix_bytes
         if found:
             report.lowering_notes = found
-            fill_output_shapes(state.model)
+        if out is not state.model or found:
+            fill_output_shapes(out)
+            state.model = out
         return state
     report.lowered, report.lowering_notes = lowered.ops, [*found, *lowered.notes]
     report.matrix_bytes = lowered.matrix_bytes

@@ -609,11 +609,15 @@ def lower(
     if not found:
         return model, Lowered()
     lowered = Lowered(max_length=max_length)
-    try:
-        inferred = infer_shapes(model)
-    except Exception:  # the lowerings that need a shape say so themselves
-        inferred = model
-    graph = gs.import_onnx(inferred)
+    graph = _shaped(model)
+    if any(n.op == "DFT" and not _all_static(n.inputs[0].shape) for n in graph.nodes):
+        # A transform's length may be static yet computed (tf2onnx's roll: Shape, Slice,
+        # Mod): folded, its shape is known.
+        try:
+            graph.fold_constants(fold_shapes=True).cleanup(remove_unused_graph_inputs=False)
+            graph = _shaped(gs.export_onnx(graph, do_type_check=False))
+        except Exception:  # nothing folds: the lowerings that need a shape say so
+            graph = _shaped(model)
     declared = {o.name: declared_dims(o) for o in model.graph.output}
     _lower_graph(Emitter(graph, opset), lowered, declared, ops, strict)
     if not lowered.ops:
@@ -621,6 +625,18 @@ def lower(
     out = gs.export_onnx(graph, do_type_check=False)
     keep_model_fields(model, out)
     return out, lowered
+
+
+def _shaped(model: onnx.ModelProto) -> gs.Graph:
+    """`model` in onnx-graphsurgeon, its shapes inferred where inference runs."""
+    try:
+        return gs.import_onnx(infer_shapes(model, data_prop=True))
+    except Exception:  # the lowerings that need a shape say so themselves
+        return gs.import_onnx(model)
+
+
+def _all_static(shape) -> bool:
+    return shape is not None and all(_static(d) is not None for d in shape)
 
 
 def _all_nodes(graph: onnx.GraphProto):

@@ -12,6 +12,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from onnx_decomplex.cli.main import main
 from onnx_decomplex.cli.merge import main as merge
@@ -48,6 +49,7 @@ def _run(line: str, tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
 
 
+@pytest.mark.slow  # the whole zoo in four shards, 760 models
 def test_the_readme_ci_example_merges_the_shards_into_the_whole_zoo(tmp_path):
     matrix, shard_job, merge_job = _ci_example()
     assert matrix == ["1", "2", "3", "4"] and "--shard ${{ matrix.shard }}/4" in shard_job

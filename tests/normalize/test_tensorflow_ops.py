@@ -146,12 +146,47 @@ def test_segment_sum_sums_the_rows_of_each_segment(ids):
     _converted(model, {"x": z}, [expected])
 
 
-def test_segment_ids_computed_at_run_time_are_refused_naming_the_node():
+@pytest.mark.parametrize("ids", [[0, 0, 1, 2], [0, 2, 2, 2]])
+def test_segment_ids_given_at_run_time_make_max_plus_one_segments(ids):
     z = crandn(RNG, (4, 3))
     model = _one("SegmentSum", z, vi("ids", np.int32, [4]), out_dtype=C64, out_shape=None)
-    with pytest.raises(NormalizeError, match="segment_ids are not a constant") as e:
+    expected = np.zeros((max(ids) + 1, 3), C64)
+    np.add.at(expected, np.array(ids), z)
+    _converted(model, {"x": z, "ids": np.array(ids, np.int32)}, [expected])
+
+
+def test_segment_ids_of_another_rank_are_refused_naming_the_node():
+    z = crandn(RNG, (4, 3))
+    model = _one("SegmentSum", z, vi("ids", np.int32, [4, 1]), out_dtype=C64, out_shape=None)
+    with pytest.raises(NormalizeError, match="segment_ids are not a list of ids") as e:
         decomplex(model)
     assert e.value.node == "segmentsum"
+
+
+STRIDED = {
+    "ellipsis_then_new_axis": (([0, 1, 0], [0, 3, 0], [1, 1, 1]),
+                               {"ellipsis_mask": 1, "new_axis_mask": 4},
+                               lambda z: z[..., 1:3, None]),
+    "shrink_reverse_step": (([1, 0, 0], [2, 0, 4], [1, -1, 2]),
+                            {"begin_mask": 2, "end_mask": 2, "shrink_axis_mask": 1},
+                            lambda z: z[1, ::-1, 0:4:2]),
+    "new_then_last_index": (([0, 0, -1], [0, 0, 0], [1, 1, 1]),
+                            {"new_axis_mask": 1, "begin_mask": 2, "end_mask": 2,
+                             "shrink_axis_mask": 4},
+                            lambda z: z[None, :, -1]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(STRIDED))
+def test_strided_slice_reads_its_masks(case):
+    (begin, end, strides), masks, index = STRIDED[case]
+    z = crandn(RNG, (2, 3, 4))
+    inits = [init(n, np.array(v, np.int32)) for n, v in (("b", begin), ("e", end), ("s", strides))]
+    node = helper.make_node("StridedSlice", ["x", "b", "e", "s"], ["y"], **masks)
+    expected = index(z)
+    model = make_model([node], [vi("x", C64, [2, 3, 4])], [vi("y", C64, list(expected.shape))],
+                       inits)  # fmt: skip
+    _converted(model, {"x": z}, [expected])
 
 
 def test_irfft3d_inverts_rfft3d():
@@ -231,7 +266,7 @@ def test_raw_ops_inside_a_loop_body_are_read():
 def test_every_tensorflow_op_is_tested_here():
     tested = {*UNARY, "Complex", "ConjugateTranspose", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D",
               "RFFT", "RFFT2D", "IRFFT", "IRFFT2D", "IRFFT3D", "Inv", "Rank", "Reverse",
-              "SegmentSum"}  # fmt: skip
+              "SegmentSum", "StridedSlice"}  # fmt: skip
     # RFFT3D: the same code as RFFT2D; the exports hold it.
     assert TENSORFLOW_OPS - tested == {"RFFT3D"}
 
