@@ -125,9 +125,11 @@ fixtures-torch:
 	.venv-torch/bin/python fixtures/torch/make_torch.py
 	.venv-torch/bin/python fixtures/models/torch/make_models.py
 
-## fixtures-tf: regenerate fixtures/tf2onnx/ and fixtures/models/tf2onnx/ with tf2onnx, in its own environment
+## fixtures-tf: regenerate fixtures/tf2onnx/, fixtures/models/tf2onnx/ and fixtures/peers/ with tf2onnx, and TensorFlow's FFT errors (fixtures/transforms/), in its own environment
 fixtures-tf:
 	python3 -m venv .venv-tf
 	.venv-tf/bin/pip install -q -r fixtures/tf2onnx/requirements.txt
 	cd fixtures/tf2onnx && ../../.venv-tf/bin/python make_tf2onnx.py
 	cd fixtures/models/tf2onnx && ../../../.venv-tf/bin/python make_models.py
+	cd fixtures/peers && ../../.venv-tf/bin/python make_peers.py
+	cd fixtures/transforms && ../../.venv-tf/bin/python make_errors.py

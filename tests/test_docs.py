@@ -61,6 +61,11 @@ def _blocks(lang: str):
             yield page, text.count("\n", 0, m.start(2)) + 1, m.group(2)
 
 
+def _whole_zoo(line: str) -> list:
+    """Slow, for a folder run over all of fixtures/ (760 models, the peer cases among them)."""
+    return [pytest.mark.slow] if line.startswith("onnx-decomplex fixtures ") else []
+
+
 def _commands(code: str) -> list[str]:
     """The shell commands of a block: continuation lines joined, comments and blanks out."""
     joined = re.sub(r"\\\n\s*", " ", code)
@@ -68,7 +73,7 @@ def _commands(code: str) -> list[str]:
 
 
 CONSOLE = [
-    pytest.param(line, id=f"{page}:{start + i}")
+    pytest.param(line, id=f"{page}:{start + i}", marks=_whole_zoo(line))
     for page, start, code in _blocks("console")
     for i, line in enumerate(code.splitlines())
     if line.strip()

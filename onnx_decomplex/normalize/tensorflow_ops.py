@@ -115,7 +115,7 @@ def complex_(walk: ReadingContext, node: gs.Node) -> Read:
     kind = COMPLEX_OF[walk.elem[re.name]]
     shape = walk.shape.get(re.name)
     shape = shape if shape == walk.shape.get(im.name) else None  # broadcast
-    return walk.combine(re, im, kind, shape, node.outputs[0].name), shape
+    return walk.combine(re, im, kind, shape, node.outputs[0].name, exact=True), shape
 
 
 @tensorflow_op("Real", "Imag")

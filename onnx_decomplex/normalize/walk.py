@@ -290,13 +290,41 @@ class Walk:
         self.native[t.name] = z
         return z
 
-    def combine(self, re, im, dtype, shape, name) -> gs.Tensor:
-        """re + i im, for real or complex re and im."""
+    def combine(self, re, im, dtype, shape, name, exact: bool = False) -> gs.Tensor:
+        """re + i im, for real or complex re and im; with `exact`, of real parts, signed
+        zeros kept.
+
+        Cast(re) + Cast(im) i is (re, +0) + (im 0 - 0, im + 0): in IEEE arithmetic, which
+        numpy's complex ops follow, an imaginary -0 comes out +0, and the angle of
+        Complex(-1, -0) +pi, where TensorFlow's is -pi. Of real parts it is instead
+
+            (re, -0) + (-0, im),  (re, -0) = -Cast(-re),  (-0, im) = -((-Cast(im)) i)
+
+        exact for every sign: x + -0 is x, and (y, -0) i is (-0 y + 0, y), (+0, y). It
+        costs four Negs, so it is asked for where a model builds a value from its parts
+        (TensorFlow's Complex), not where the walk moves a value between forms."""
+        if exact and re.name in self.elem and im.name in self.elem:
+            return self._exact(re, im, dtype, shape, name)
         i = self.scalar(1j, dtype, f"{name}_i")
         scaled = self.emit("Mul", [self.native_of(im), i], name=f"{name}_i_im", dtype=dtype,
                            shape=self.shape.get(im.name))  # fmt: skip
         return self.emit("Add", [self.native_of(re), scaled], name=f"{name}_complex",
                          dtype=dtype, shape=shape)  # fmt: skip
+
+    def _exact(self, re, im, dtype, shape, name) -> gs.Tensor:
+        """(re, -0) + (-0, im) of real re and im (see `combine`)."""
+
+        def neg(t, what, kind):
+            return self.emit("Neg", [t], name=f"{name}_{what}", dtype=kind,
+                             shape=self.shape.get(t.name))  # fmt: skip
+
+        real = self.elem[re.name]
+        left = neg(self.native_of(neg(re, "minus_re", real), dtype), "re", dtype)
+        rotated = self.emit("Mul", [neg(self.native_of(im, dtype), "minus_im", dtype),
+                                    self.scalar(1j, dtype, f"{name}_i")],
+                            name=f"{name}_i_im", dtype=dtype, shape=self.shape.get(im.name))  # fmt: skip
+        right = neg(rotated, "im", dtype)
+        return self.emit("Add", [left, right], name=f"{name}_complex", dtype=dtype, shape=shape)
 
     def parts_of(self, t: gs.Tensor) -> tuple[gs.Tensor, gs.Tensor]:
         """(Re t, Im t) as real tensors of t's logical shape."""

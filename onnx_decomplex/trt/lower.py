@@ -4,7 +4,10 @@ It runs on the packed-real model (`decomplex(..., target="tensorrt")`), and its
 output is an ordinary ONNX model, checked and validated in onnxruntime like any
 other rewrite. One lowering per op type, registered with `@lowering`:
 
-    DFT(x, L, axis)       -> Reshape(MatMul(Reshape(x, [..., n*c]), M), [..., K, c'])
+    DFT(x, L, axis)       -> Reshape(MatMul(Reshape(x, [..., n*c]), M), [..., K, c']) up
+                             to length 12; past it, two MatMuls of the four-step form
+                             where L factors, or four of Bluestein's where it does not
+                             (accurate at float32's level, docs/transforms.md)
     STFT(x, step, win, L) -> the same on Gather(x, frame indices), the window in M
     Compress(x, cond)     -> Gather(x, nonzero(cond))
     NonZero(x)            -> NonZero(Cast(x, float)), x not float32 or float16
@@ -47,6 +50,12 @@ are computed in float64 and rounded once, yet a dense product of L terms rounds 
 the more the longer L: against an exact FFT its float32 error is 1.2 (length 7) to 2.1
 (13) and 2 to 5 (31 to 4096) times TensorFlow's own float32 FFT's. The factored forms
 below stay within 2 (docs/transforms.md)."""
+
+MAX_FORM_BYTES = 128 << 20
+"""A four-step or Bluestein form whose matrices take more than this is refused (kept as
+the op where the lowering is a choice). Four-step takes 34 MiB at 16384, and 2.5 GiB at
+65536; Bluestein's folds its chirp into a first matrix per row of its own: 96 MiB at the
+prime 4099, 384 MiB past 8192."""
 
 MAX_FACTOR = 128
 """A length L = L1 * L2 (L1 <= L2) takes the four-step form while L2 is at most this;
@@ -313,6 +322,7 @@ def _four_step(
     def shape(*dims):
         return np.array([*keep, *dims], np.int64)
 
+    _check_form_bytes(e, _four_step_bytes(t, l1, l2, pre is not None), t.length)
     first, second = _four_step_matrices(t, l1, l2, pre, post)
     lowered.matrix_bytes += first.nbytes + second.nbytes
     step = _op(e, "Transpose", [_op(e, "Reshape", [x, shape(l1, l2, t.channels)])], {"perm": swap})
@@ -341,6 +351,21 @@ def _to_length(e: Emitter, x, rank: int, t: _Transform):
         pads[rank + r] = t.length - t.n_in
         return _op(e, "Pad", [x, pads])
     return x
+
+
+def _four_step_bytes(t: _Transform, l1: int, l2: int, per_row: bool) -> int:
+    """The bytes of `_four_step_matrices`: the first one per n2 where `per_row`."""
+    first = (l2 if per_row else 1) * l1 * t.channels * 2 * l1
+    return np.dtype(t.dtype).itemsize * (first + l1 * (2 * l2) ** 2)
+
+
+def _check_form_bytes(e: Emitter, nbytes: int, length: int) -> None:
+    if nbytes > MAX_FORM_BYTES:
+        raise _fail(
+            e.node,
+            f"a transform of length {length} needs {nbytes / 2**20:.1f} MiB of matrices, "
+            f"over the {MAX_FORM_BYTES / 2**20:.1f} MiB limit",
+        )
 
 
 def _four_step_matrices(
@@ -373,7 +398,7 @@ def _bluestein(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, out):
     the sum a cyclic convolution of length M = 2^m >= 2L - 1: IDFT_M(DFT_M(x c) B), with
     B = DFT_M of conj(c) wrapped around. Both transforms take the four-step form, c
     folded into the first's first matrix, B into its second, and c (with 1/L) into the
-    inverse's second: four MatMuls, each a DFT of length at most sqrt(2M).
+    inverse's second: four MatMuls, each a DFT of a length near sqrt(M).
     """
     m = 1 << (2 * t.length - 2).bit_length()
     n = np.arange(t.length, dtype=np.int64)
@@ -384,13 +409,16 @@ def _bluestein(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, out):
     pre, post = np.zeros(m, np.complex128), np.ones(m, np.complex128)
     pre[: t.length] = chirp
     post[: t.length] = chirp / t.length if t.inverse else chirp
-    signal = _to_length(e, x, rank, replace(t, onesided=False))
     forward = replace(t, n_in=t.length, length=m, inverse=False, onesided=False)
-    spectrum = _four_step(
-        e, lowered, signal, rank, forward, _factor(m), None, pre, np.fft.fft(kernel)
-    )
     inverse = replace(forward, n_in=m, channels=2, inverse=True)
-    conv = _four_step(e, lowered, spectrum, rank, inverse, _factor(m), None, post=post)
+    l1, l2 = _factor(m)
+    nbytes = _four_step_bytes(forward, l1, l2, True) + _four_step_bytes(inverse, l1, l2, False)
+    _check_form_bytes(e, nbytes, t.length)
+    signal = _to_length(e, x, rank, replace(t, onesided=False))
+    spectrum = _four_step(
+        e, lowered, signal, rank, forward, (l1, l2), None, pre, np.fft.fft(kernel)
+    )
+    conv = _four_step(e, lowered, spectrum, rank, inverse, (l1, l2), None, post=post)
     end = t.length // 2 + 1 if t.onesided else t.length
     ends = [np.array([v], np.int64) for v in (0, end, rank - 2)]
     return _op(e, "Slice", [conv, *ends], out=out)
