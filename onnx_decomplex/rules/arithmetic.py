@@ -326,8 +326,12 @@ def add_sub(ctx, node):
     y = node.outputs[0]
     dtype = ctx.real_dtype(y)
     z = patterns.conjugated(ctx, node)
+    parts = patterns.from_parts(ctx, node)
     if z is not None:
         _conjugate(ctx, y, z, dtype)
+    elif parts is not None:
+        ctx.set_pair(y, *parts)
+        ctx.explain("recognised re + i im of its parts: the pair itself")
     elif ctx.is_complex(a) and ctx.is_complex(b):
         _add_complex(ctx, node, a, b, y, dtype)
     else:

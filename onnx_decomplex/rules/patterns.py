@@ -1,4 +1,5 @@
-"""Conjugation and view_as_real, as models spell them.
+"""Conjugation, a value built exactly from its parts, and view_as_real, as models
+spell them.
 
 Conjugation: ONNX has no Conj op, so a model writes one of:
 
@@ -98,6 +99,40 @@ def conjugated(ctx, node: gs.Node) -> gs.Tensor | None:
         if z is not None and neg_i_im is not None and _imag_part_of(ctx, neg_i_im) is z:
             return z
     return None
+
+
+def _negated(t: gs.Tensor) -> gs.Tensor | None:
+    node = _producer(t, "Neg")
+    return None if node is None else node.inputs[0]
+
+
+def _cast_to_complex(ctx, t: gs.Tensor) -> gs.Tensor | None:
+    """x when `t` = Cast(x, to=complex) of a real x."""
+    cast = _producer(t, "Cast")
+    if cast is None or not is_complex_onnx(cast.attrs["to"]) or ctx.is_complex(cast.inputs[0]):
+        return None
+    return cast.inputs[0]
+
+
+def from_parts(ctx, node: gs.Node) -> tuple[gs.Tensor, gs.Tensor] | None:
+    """(re, im) when the Add `node` builds re + i im exactly from real parts of one shape
+    (how TensorFlow's Complex is read, signed zeros kept):
+
+        (re, -0) + (-0, im),  (re, -0) = -Cast(-re),  (-0, im) = -((-Cast(im)) i)
+
+    which is the pair itself."""
+    if node.op != "Add":
+        return None
+    a, b = node.inputs
+    neg_re = _cast_to_complex(ctx, _negated(a)) if _negated(a) is not None else None
+    re = None if neg_re is None else _negated(neg_re)
+    rotated = _negated(b)
+    minus_im = None if rotated is None else _scaled(ctx, rotated, 1j)
+    cast_im = None if minus_im is None else _negated(minus_im)
+    im = None if cast_im is None else _cast_to_complex(ctx, cast_im)
+    if re is None or im is None or re.shape is None or re.shape != im.shape:
+        return None
+    return re, im
 
 
 def _part_of(ctx, t: gs.Tensor) -> tuple[gs.Tensor, int] | None:

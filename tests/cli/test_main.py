@@ -344,7 +344,7 @@ def test_check_tensorrt_on_the_fixture_folder(tmp_path):
     before = sorted(p.name for p in tmp_path.iterdir())
     result = invoke(FIXTURES, "--check-tensorrt")
     assert result.exit_code == EXIT_ERROR
-    assert "660 of 764 models would parse" in result.output
+    assert "661 of 765 models would parse" in result.output
     assert (
         "fnet_block.onnx: PASSED" in result.output
         and "lowered for TensorRT: 2 DFT" in result.output

@@ -1,4 +1,5 @@
-"""Conjugation as models spell it, recognised whole: one node instead of a dozen."""
+"""Conjugation as models spell it, and a value built exactly of its parts, recognised
+whole: one node, or none, instead of a dozen."""
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from helpers import (
     crandn,
     init,
     make_model,
+    run_ort,
     vi,
 )
 from onnx import TensorProto, helper
@@ -176,3 +178,30 @@ def test_llama_rope_below_opset_23_is_one_packed_product():
     # z (fr, fr) + (-zi, zr) (fi, fi), the swap one Split and one Concat.
     ops = Ops(Reshape=2, Split=1, Concat=1, Mul=2, Add=1)
     assert_rewrites(FIXTURES.rope(False), ops=ops)
+
+
+def _exactly_of_parts(cdtype):
+    """(re, -0) + (-0, im): how TensorFlow's Complex(re, im) is read, signed zeros kept."""
+    _, cplx = _types(cdtype)
+    return [
+        helper.make_node("Neg", ["re"], ["minus_re"]),
+        helper.make_node("Cast", ["minus_re"], ["c_minus_re"], to=cplx),
+        helper.make_node("Neg", ["c_minus_re"], ["left"]),
+        helper.make_node("Cast", ["im"], ["c_im"], to=cplx),
+        helper.make_node("Neg", ["c_im"], ["c_minus_im"]),
+        helper.make_node("Mul", ["c_minus_im", "i"], ["rotated"]),
+        helper.make_node("Neg", ["rotated"], ["right"]),
+        helper.make_node("Add", ["left", "right"], ["y"]),
+    ]
+
+
+def test_a_value_built_exactly_of_its_parts_is_the_pair_itself(cdtype):
+    real = np.float32 if cdtype == np.complex64 else np.float64
+    re = np.array([[0.0, -0.0, 0.0, -0.0, -1.5, -1.5, 2.0]], real)
+    im = np.array([[0.0, 0.0, -0.0, -0.0, 0.0, -0.0, -3.0]], real)
+    model = make_model(_exactly_of_parts(cdtype), [vi("re", real, [1, 7]), vi("im", real, [1, 7])],
+                       [vi("y", cdtype, [1, 7])], [init("i", np.array(1j, cdtype))])  # fmt: skip
+    out = assert_rewrites(model, ops=PACK, feeds={"re": re, "im": im})
+    packed = run_ort(out, {"re": re, "im": im})[0]
+    assert np.array_equal(np.signbit(packed[..., 0]), np.signbit(re))
+    assert np.array_equal(np.signbit(packed[..., 1]), np.signbit(im))
