@@ -366,7 +366,8 @@ def _check_sound(
         _check_tensor(t, node)
 
 
-def _memory_bytes() -> int:
+def memory_bytes() -> int:
+    """This machine's physical memory, in bytes (a very large number where unknown)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -386,7 +387,7 @@ def _check_constant_of_shape(node: onnx.NodeProto, constants: dict[str, TensorPr
     value = next((a.t for a in node.attribute if a.name == "value"), None)
     elem = value.data_type if value is not None else TensorProto.FLOAT
     nbytes = math.prod(dims) * np.dtype(helper.tensor_dtype_to_np_dtype(elem)).itemsize
-    limit = _memory_bytes() if is_complex_onnx(elem) else np.iinfo(np.int64).max
+    limit = memory_bytes() if is_complex_onnx(elem) else np.iinfo(np.int64).max
     if nbytes > limit:
         raise LoadError(f"shape {dims} would make a value of {nbytes:.3g} bytes", **where)
 

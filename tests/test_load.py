@@ -129,3 +129,26 @@ def test_an_op_onnx_does_not_define_is_named_as_tensorflows_where_tf2onnx_wrote_
     with pytest.raises(LoadError, match="Softsign2 is TensorFlow's raw op, left in the graph by "
                                         "tf2onnx, which this tool does not read"):  # fmt: skip
         read_model(tmp_path / "tf.onnx")
+
+
+def test_weights_that_would_not_fit_twice_in_memory_are_refused_before_validation(
+    tmp_path, monkeypatch
+):
+    """The reference evaluator holds every weight, and onnxruntime the rewrite's: past
+    the machine's memory, one line says so, where the process would be killed."""
+    from onnx_decomplex.passes import validate
+
+    big = numpy_helper.from_array(np.ones(STREAM_MIN_BYTES // 4, np.float32), "w")
+    model = make_model([helper.make_node("Mul", ["z", "z"], ["y"]),
+                        helper.make_node("Shape", ["w"], ["size"])],
+                       [vi("z", np.complex64, [4])],
+                       [vi("y", np.complex64, [4]), vi("size", np.int64, [1])], [big])  # fmt: skip
+    convert_model_to_external_data(model, location="m.data", size_threshold=0)
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)  # a real weight the rewrite leaves on disk
+    monkeypatch.setattr(validate, "memory_bytes", lambda: 2 * STREAM_MIN_BYTES - 1)
+    with pytest.raises(DecomplexError, match="validation would hold 0.0 GiB of weights twice"):
+        convert_file(src, tmp_path / "out.onnx")
+    assert not (tmp_path / "out.onnx").exists()
+    monkeypatch.setattr(validate, "memory_bytes", lambda: 1 << 40)
+    assert convert_file(src, tmp_path / "out.onnx").ok

@@ -14,6 +14,7 @@ from onnx.external_data_helper import load_external_data_for_model
 
 from ..errors import DecomplexError, OptionError, SaveError
 from ..files import write_atomic
+from ..load import external_length, external_tensors, memory_bytes
 from ..options import Options
 from ..validate import (
     DEFAULT_ATOL,
@@ -59,6 +60,7 @@ def _compare(state: State, options: Options) -> None:
     feeds, expected = load_saved(str(files.inputs), original) if files.inputs else (None, None)
     if expected is None and state.had_external and not state.passed_through:
         # The reference evaluator needs every weight in memory.
+        _check_weights_fit(original, state.src.parent)
         load_external_data_for_model(original, str(state.src.parent))
     if result.report.narrowed:
         # float32 numbers cannot meet float64 tolerances.
@@ -86,3 +88,16 @@ def _compare(state: State, options: Options) -> None:
         write_atomic(Path(files.save_outputs), npz_bytes(replay_outputs(compared)))
         result.saved.append(Path(files.save_outputs))
     result.tolerances = atol, rtol
+
+
+def _check_weights_fit(model, folder: Path) -> None:
+    """Refuses, in one line, a validation whose weights would not fit in memory: the
+    reference evaluator holds every one, and onnxruntime the rewrite's, so twice their
+    bytes are needed; a process past the machine's memory is killed with no word."""
+    weights = sum(external_length(t, folder) for t in external_tensors(model))
+    if 2 * weights > memory_bytes():
+        raise DecomplexError(
+            f"validation would hold {weights / 2**30:.1f} GiB of weights twice (the reference "
+            f"evaluator's and onnxruntime's), past this machine's {memory_bytes() / 2**30:.1f} "
+            "GiB of memory: give a replay's inputs and outputs (--load-inputs) to check it"
+        )
