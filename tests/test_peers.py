@@ -27,18 +27,17 @@ MISCOMPILED = {
        for s in ("1x3", "2x3x4", "3x4x5x6")},
     **{f"openvino_pad_{s}": "tf2onnx's complex Pad drops the imaginary part"
        for s in ("1x50", "1x5x10x3", "2x20x10")},
+    **{f"openvino_padv2_{s}": "tf2onnx's complex PadV2 drops the imaginary parts, the pad "
+       "value's too" for s in ("1x50_c10", "1x5x10x3_c12", "2x20x10_c01")},
 }  # fmt: skip
 """tf2onnx's own miscompiles: converted as written with a warning, and refused against
 TensorFlow's outputs."""
 
 REFUSED = {
-    **{f"openvino_padv2_{s}": "tf2onnx's complex PadV2 pads a real cast with a complex "
-       "constant: no valid model" for s in ("1x50_c10", "1x5x10x3_c12", "2x20x10_c01")},
     **{f"openvino_biasadd_{s}_nchw": "tf2onnx adds an NCHW bias on the last axis: its "
        "shapes do not broadcast" for s in ("3x2x7x10", "7x6x4x5")},
 }  # fmt: skip
-"""Exports that are no valid model: refused in one line (naming the node where the
-reading finds it; PadV2's where the reference evaluator cannot run the model)."""
+"""Exports that are no valid model: refused in one line, naming the node."""
 
 KNOWN = {
     "openvino_fft3d_1x1x50x30x2": "a 3000-point transform whose bins reach 209: the tool's "
@@ -97,7 +96,7 @@ def test_a_users_first_command_converts_and_matches_tensorflow(name, tmp_path):
     out = tmp_path / "out.onnx"
     result = _convert(alone, out)
     if name in REFUSED:
-        assert isinstance(result, DecomplexError), result
+        assert isinstance(result, DecomplexError) and result.node, result
         return
     if name in KNOWN and (isinstance(result, DecomplexError) or not result.ok):
         return
@@ -116,7 +115,7 @@ def test_with_tensorflows_inputs_and_outputs_it_converts_or_says_why_not(name, t
     src, inputs, expected = _files(name)
     result = _convert(src, tmp_path / "out.onnx", inputs=inputs, expected=expected)
     if name in REFUSED:
-        assert isinstance(result, DecomplexError), result
+        assert isinstance(result, DecomplexError) and result.node, result
     elif name in MISCOMPILED:
         assert not isinstance(result, DecomplexError) and result.report.warnings
         assert not result.framework.passed

@@ -8,7 +8,8 @@ layout:
 
 Without the Squeeze and the root, the squares are complex squares. A complex value
 cast to real, moved (`MOVES`) and cast back to complex is converted as written, with
-a warning: the imaginary part is gone (tf2onnx's complex Pad). So is an Equal of
+a warning: the imaginary part is gone (tf2onnx's complex Pad; its PadV2 pads with the
+real part of its complex value, which is all that real data can take). So is an Equal of
 complex values cast to real: it compares their real parts (tf2onnx's complex Equal,
 which casts to int32).
 """
@@ -126,6 +127,24 @@ def real_exponent(walk: ReadingContext, node: gs.Node, kinds: Kinds) -> bool:
     node.inputs[1] = gs.Constant(walk.unique(f"{w.name}_real"), real)
     walk.record(node.inputs[1], real.dtype, list(real.shape))
     walk.readings.append(f"{node.name} (Pow): exponent '{w.name}' is real")
+    walk.plain(node)
+    return True
+
+
+@half_conversion("Pad")
+def real_pad_value(walk: ReadingContext, node: gs.Node, kinds: Kinds) -> bool:
+    """Pad(x, pads, c) of a real x, c a complex constant (tf2onnx's complex PadV2, which
+    pads the real part a Cast kept): c's real part, as the Cast would have kept it."""
+    if kinds[0] is not None or len(node.inputs) < 3 or kinds[2] is None:
+        return False
+    value = walk.constant(node.inputs[2])
+    if value is None:
+        return False
+    c = node.inputs[2]
+    real = value.real.astype(walk.elem.get(node.inputs[0].name, np.float32))
+    node.inputs[2] = gs.Constant(walk.unique(f"{c.name}_real"), real)
+    walk.record(node.inputs[2], real.dtype, list(real.shape))
+    walk.readings.append(f"{node.name} (Pad): pad value '{c.name}' taken at its real part")
     walk.plain(node)
     return True
 

@@ -21,7 +21,8 @@ JAX2ONNX = {
     "ReduceL1": jax2onnx.real_valued,
     "Cast": jax2onnx.complex_already,
 }
-TF2ONNX = {"Gather": tf2onnx.magnitude, "Pow": tf2onnx.real_exponent}
+TF2ONNX = {"Gather": tf2onnx.magnitude, "Pow": tf2onnx.real_exponent,
+           "Pad": tf2onnx.real_pad_value}  # fmt: skip
 
 
 def test_the_jax2onnx_readings_are_exactly_these():

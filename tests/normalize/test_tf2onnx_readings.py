@@ -100,6 +100,27 @@ def test_a_complex_value_cast_to_real_and_back_is_converted_as_written_with_a_wa
     ).passed
 
 
+def test_a_complex_pad_value_of_a_real_cast_pads_with_its_real_part_with_a_warning():
+    """tf2onnx's complex PadV2: the cast's real part padded with a complex constant, no
+    valid model as written; read with the constant's real part, it is the Pad above."""
+    z = crandn(RNG, (3, 4))
+    nodes = [
+        helper.make_node("Complex", ["re", "im"], ["z"], name="complex"),
+        helper.make_node("Cast", ["z"], ["real"], name="to_real", to=onnx.TensorProto.FLOAT),
+        helper.make_node("Pad", ["real", "pads", "value"], ["padded"], name="pad"),
+        helper.make_node("Cast", ["padded"], ["y"], name="back", to=onnx.TensorProto.COMPLEX64),
+    ]
+    inits = [init("pads", np.array([1, 0, 0, 0], np.int64)), init("value", np.array(2 + 3j, C64))]
+    parts = [vi("re", F32, [3, 4]), vi("im", F32, [3, 4])]
+    model = make_model(nodes, parts, [vi("y", C64, [4, 4])], inits)
+    out, report = decomplex(model)
+    assert "pad (Pad): pad value 'value' taken at its real part" in report.readings
+    assert "its imaginary part is dropped" in report.warnings[0]
+    expected = np.pad(z.real, [(1, 0), (0, 0)], constant_values=2).astype(C64)
+    feeds = {"re": z.real.astype(F32), "im": z.imag.astype(F32)}
+    assert validate(model, out, feeds, expected=[expected]).passed
+
+
 def test_an_equal_of_complex_values_cast_to_int32_is_converted_as_written_with_a_warning():
     """tf2onnx's complex Equal: the real parts truncated, the imaginary parts gone."""
     a = np.array([[1.5 + 2j, 0.2 - 1j, 3 + 0j]], C64)
