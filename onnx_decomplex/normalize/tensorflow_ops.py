@@ -394,11 +394,11 @@ def _to_bins(walk: ReadingContext, x: gs.Tensor, axis: int, bins: int, name: str
                          name=f"{name}_bins", dtype=dtype, shape=None)  # fmt: skip
     if size == bins:
         return packed
-    ends = [
+    bounds = [
         walk.scalar([v], np.int64, f"{name}_{what}")
         for v, what in ((0, "start"), (bins, "end"), (axis, "axis"))
     ]
-    return walk.emit("Slice", [packed, *ends], name=f"{name}_bins", dtype=dtype, shape=None)
+    return walk.emit("Slice", [packed, *bounds], name=f"{name}_bins", dtype=dtype, shape=None)
 
 
 def _rank(walk: ReadingContext, node: gs.Node) -> int | None:

@@ -56,18 +56,10 @@ def run(state: State, options: Options) -> State:
         out, lowered = lower_for_tensorrt(state.model, state.opset)
         if not options.target.keep_double:
             out, narrowed = narrow_double(out, state.external_dir)
+    elif state.rewritten:
+        out, lowered = lower(state.model, state.opset, ACCURATE, strict=False)
     else:
         out, lowered = state.model, Lowered()
-        if state.rewritten:
-            out, lowered = lower(state.model, state.opset, ACCURATE, strict=False)
-        found += lowered.notes
-        report.lowered, report.matrix_bytes = lowered.ops, lowered.matrix_bytes
-        if found:
-            report.lowering_notes = found
-        if out is not state.model or found:
-            fill_output_shapes(out)
-            state.model = out
-        return state
     report.lowered, report.lowering_notes = lowered.ops, [*found, *lowered.notes]
     report.matrix_bytes = lowered.matrix_bytes
     report.narrowed, report.clamped = narrowed.places, narrowed.clamped

@@ -16,11 +16,15 @@ def run(state: State, options: Options) -> State:
     report.inputs = list(analysis.inputs)
     report.outputs = [t.name for t in graph.outputs if t.name in analysis.complex]
     given = _given_names(state)
+
+    def own(names: list[str]) -> list[str]:
+        return names if given is None else [n for n in names if n in given]
+
     # Subgraph inputs are the node's packed values, not sources of their own.
     for a in analysis.walk():
-        report.initializers += [n for n in a.initializers if given is None or n in given]
-        report.constants += [n for n in a.constants if given is None or n in given]
-        report.casts += [n for n in a.casts if given is None or n in given]
+        report.initializers += own(a.initializers)
+        report.constants += own(a.constants)
+        report.casts += own(a.casts)
         report.rewritten += len(a.nodes)
     ctx = rewrite(
         graph,

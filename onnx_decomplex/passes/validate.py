@@ -95,9 +95,10 @@ def _check_weights_fit(model, folder: Path) -> None:
     reference evaluator holds every one, and onnxruntime the rewrite's, so twice their
     bytes are needed; a process past the machine's memory is killed with no word."""
     weights = sum(external_length(t, folder) for t in external_tensors(model))
-    if 2 * weights > memory_bytes():
+    memory = memory_bytes()
+    if 2 * weights > memory:
         raise DecomplexError(
             f"validation would hold {weights / 2**30:.1f} GiB of weights twice (the reference "
-            f"evaluator's and onnxruntime's), past this machine's {memory_bytes() / 2**30:.1f} "
+            f"evaluator's and onnxruntime's), past this machine's {memory / 2**30:.1f} "
             "GiB of memory: give a replay's inputs and outputs (--load-inputs) to check it"
         )

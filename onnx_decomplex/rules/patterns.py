@@ -101,14 +101,15 @@ def conjugated(ctx, node: gs.Node) -> gs.Tensor | None:
     return None
 
 
-def _negated(t: gs.Tensor) -> gs.Tensor | None:
-    node = _producer(t, "Neg")
+def _negated(t: gs.Tensor | None) -> gs.Tensor | None:
+    """x when `t` = Neg(x); None for no `t`."""
+    node = None if t is None else _producer(t, "Neg")
     return None if node is None else node.inputs[0]
 
 
-def _cast_to_complex(ctx, t: gs.Tensor) -> gs.Tensor | None:
-    """x when `t` = Cast(x, to=complex) of a real x."""
-    cast = _producer(t, "Cast")
+def _cast_to_complex(ctx, t: gs.Tensor | None) -> gs.Tensor | None:
+    """x when `t` = Cast(x, to=complex) of a real x; None for no `t`."""
+    cast = None if t is None else _producer(t, "Cast")
     if cast is None or not is_complex_onnx(cast.attrs["to"]) or ctx.is_complex(cast.inputs[0]):
         return None
     return cast.inputs[0]
@@ -124,12 +125,10 @@ def from_parts(ctx, node: gs.Node) -> tuple[gs.Tensor, gs.Tensor] | None:
     if node.op != "Add":
         return None
     a, b = node.inputs
-    neg_re = _cast_to_complex(ctx, _negated(a)) if _negated(a) is not None else None
-    re = None if neg_re is None else _negated(neg_re)
+    re = _negated(_cast_to_complex(ctx, _negated(a)))
     rotated = _negated(b)
     minus_im = None if rotated is None else _scaled(ctx, rotated, 1j)
-    cast_im = None if minus_im is None else _negated(minus_im)
-    im = None if cast_im is None else _cast_to_complex(ctx, cast_im)
+    im = _cast_to_complex(ctx, _negated(minus_im))
     if re is None or im is None or re.shape is None or re.shape != im.shape:
         return None
     return re, im

@@ -158,13 +158,7 @@ def _factor(length: int) -> tuple[int, int] | None:
 
 def _dft_block(e: Emitter, t: _Transform) -> np.ndarray:
     """M with packed y = x @ M, for x's transform axis and (re[, im]) flattened together."""
-    nbytes = t.dense_bytes()
-    if nbytes > MAX_MATRIX_BYTES:
-        raise _fail(
-            e.node,
-            f"a transform of length {t.length} needs a {nbytes / 2**20:.1f} MiB DFT matrix, "
-            f"over the {MAX_MATRIX_BYTES / 2**20:.1f} MiB limit",
-        )
+    _check_bytes(e, t.length, t.dense_bytes(), MAX_MATRIX_BYTES, "a {} MiB DFT matrix")
     m = cmath.interleaved_block(cmath.dft_coefficients(t.n_in, t.length, t.inverse, t.onesided))
     if t.channels == 1:
         m = m[0::2]  # a real signal has no imaginary rows
@@ -322,7 +316,13 @@ def _four_step(
     def shape(*dims):
         return np.array([*keep, *dims], np.int64)
 
-    _check_form_bytes(e, _four_step_bytes(t, l1, l2, pre is not None), t.length)
+    _check_bytes(
+        e,
+        t.length,
+        _four_step_bytes(t, l1, l2, pre is not None),
+        MAX_FORM_BYTES,
+        "{} MiB of matrices",
+    )
     first, second = _four_step_matrices(t, l1, l2, pre, post)
     lowered.matrix_bytes += first.nbytes + second.nbytes
     step = _op(e, "Transpose", [_op(e, "Reshape", [x, shape(l1, l2, t.channels)])], {"perm": swap})
@@ -359,12 +359,14 @@ def _four_step_bytes(t: _Transform, l1: int, l2: int, per_row: bool) -> int:
     return np.dtype(t.dtype).itemsize * (first + l1 * (2 * l2) ** 2)
 
 
-def _check_form_bytes(e: Emitter, nbytes: int, length: int) -> None:
-    if nbytes > MAX_FORM_BYTES:
+def _check_bytes(e: Emitter, length: int, nbytes: int, limit: int, matrices: str) -> None:
+    """Refuses a transform of `length` whose `matrices` ("a {} MiB DFT matrix", the size
+    put in) take `nbytes`, past `limit`."""
+    if nbytes > limit:
+        size = matrices.format(f"{nbytes / 2**20:.1f}")
         raise _fail(
             e.node,
-            f"a transform of length {length} needs {nbytes / 2**20:.1f} MiB of matrices, "
-            f"over the {MAX_FORM_BYTES / 2**20:.1f} MiB limit",
+            f"a transform of length {length} needs {size}, over the {limit / 2**20:.1f} MiB limit",
         )
 
 
@@ -413,7 +415,7 @@ def _bluestein(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, out):
     inverse = replace(forward, n_in=m, channels=2, inverse=True)
     l1, l2 = _factor(m)
     nbytes = _four_step_bytes(forward, l1, l2, True) + _four_step_bytes(inverse, l1, l2, False)
-    _check_form_bytes(e, nbytes, t.length)
+    _check_bytes(e, t.length, nbytes, MAX_FORM_BYTES, "{} MiB of matrices")
     signal = _to_length(e, x, rank, replace(t, onesided=False))
     spectrum = _four_step(
         e, lowered, signal, rank, forward, (l1, l2), None, pre, np.fft.fft(kernel)
