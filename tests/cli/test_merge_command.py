@@ -1,5 +1,5 @@
 """`onnx-decomplex-merge`: the shards of a folder run merged and compared with a baseline,
-as the README's CI matrix runs them."""
+as docs/folder-mode.md's CI matrix runs them."""
 
 import glob
 import hashlib
@@ -27,10 +27,10 @@ def invoke(command, *args):
 
 
 def _ci_example() -> tuple[list[str], str, str]:
-    """The README's GitHub Actions example: the matrix, the shard job's command and the
-    merge job's."""
-    readme = (ROOT / "README.md").read_text()
-    (yaml,) = re.findall(r"```yaml\n(.*?)```", readme, re.S)
+    """docs/folder-mode.md's GitHub Actions example: the matrix, the shard job's command
+    and the merge job's."""
+    page = (ROOT / "docs" / "folder-mode.md").read_text()
+    (yaml,) = re.findall(r"```yaml\n(.*?)```", page, re.S)
     matrix = re.search(r"shard: \[([\d, ]+)\]", yaml)[1].split(", ")
     runs = re.findall(r"- run: (onnx-decomplex.*)", yaml)
     (shard,) = [r for r in runs if r.startswith("onnx-decomplex ")]
@@ -50,7 +50,7 @@ def _run(line: str, tmp_path: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow  # the whole zoo in four shards, 760 models
-def test_the_readme_ci_example_merges_the_shards_into_the_whole_zoo(tmp_path):
+def test_the_docs_ci_example_merges_the_shards_into_the_whole_zoo(tmp_path):
     matrix, shard_job, merge_job = _ci_example()
     assert matrix == ["1", "2", "3", "4"] and "--shard ${{ matrix.shard }}/4" in shard_job
     (tmp_path / "reports").mkdir()
