@@ -18,7 +18,7 @@ help:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,cpu]'
+	$(BIN)/pip install --quiet -e '.[dev,cpu,openvino]'
 	touch $(STAMP)
 
 ## run: install, then rewrite a shipped fixture and validate it against the reference
@@ -49,7 +49,7 @@ fuzz: $(STAMP)
 		tests/test_mutation.py::test_default_validation_catches_the_bar_of_every_models_mutants
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,cpu,bench]'
+	$(BIN)/pip install --quiet -e '.[dev,cpu,openvino,bench]'
 	touch $(BENCH_STAMP)
 
 ## bench: time rewritten models against hand-written real graphs (ratios), with a plot; one thread, then all; the rewrite of a large graph and a large model against graphsurgeon and onnx.load + onnx.save

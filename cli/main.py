@@ -29,7 +29,7 @@ from onnx_decomplex.options import (
 )
 from onnx_decomplex.pipeline import FileResult, Files, check_tensorrt, convert_file
 from onnx_decomplex.shapes import SYNTAX
-from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
+from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_runtime
 
 from . import params
 from .exits import EXIT_ERROR, EXIT_VALIDATION, exit_with
@@ -210,11 +210,11 @@ def _options(values: dict) -> Options:
 
 
 def _with_providers(options: Options) -> Options:
-    """`options` with --providers resolved to full names; with validation, onnxruntime
+    """`options` with --providers resolved to full names; with validation, its runtime
     imported before any work, so that a missing runtime is one line."""
     try:
         if options.validate.validate:
-            import_onnxruntime()
+            import_runtime(options.validate.runtime, options.target.chosen.runtime)
         providers = params.providers(options.validate.providers)
     except DecomplexError as e:
         exit_with(e)

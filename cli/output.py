@@ -12,6 +12,7 @@ from rich.text import Text
 
 from onnx_decomplex.pipeline import FileResult
 from onnx_decomplex.report import Report
+from onnx_decomplex.targets import TARGETS
 from onnx_decomplex.trt.lint import LintResult
 from onnx_decomplex.validate import ValidationResult
 
@@ -130,8 +131,8 @@ def print_lowering(console: Console, report: Report) -> None:
     if report.lowered:
         ops = ", ".join(f"{n} {op}" for op, n in sorted(report.lowered.items()))
         matrices = f" (DFT matrices: {size(report.matrix_bytes)})" if report.matrix_bytes else ""
-        runtime = {"tensorrt": "TensorRT", "onnxruntime": "onnxruntime"}.get(report.target)
-        why = f"for {runtime}" if runtime else "for accuracy"
+        target = TARGETS.get(report.target)
+        why = f"for {target.runs_on}" if target and target.runs_on else "for accuracy"
         console.print(f"lowered {why}: {ops}{matrices}")
     if report.narrowed:
         clamped = f", {report.clamped} values clamped to +-FLT_MAX" if report.clamped else ""

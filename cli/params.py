@@ -17,7 +17,7 @@ import onnx
 from onnx_decomplex.errors import OptionError
 from onnx_decomplex.shapes import parse_shapes
 from onnx_decomplex.trt.profiles import parse_pool_limits
-from onnx_decomplex.validate import resolve_providers
+from onnx_decomplex.validate import RUNTIMES, resolve_providers
 
 if TYPE_CHECKING:
     from onnx_decomplex.zoo import Shard
@@ -120,4 +120,5 @@ def validate_settings(default_dim: int, syntax: str, providers: dict) -> dict:
             "CUDAExecutionProvider. Default: cpu.",
         },
         "validate_timeout": {"type": click.FloatRange(min=0)},
+        "runtime": {"type": click.Choice(RUNTIMES)},
     }

@@ -13,7 +13,7 @@ from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.options import Options, ValidateOptions
 from onnx_decomplex.pipeline import Files, verify_file
 from onnx_decomplex.shapes import SYNTAX
-from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_onnxruntime
+from onnx_decomplex.validate import DEFAULT_DIM, PROVIDERS, import_runtime
 
 from . import params
 from .exits import EXIT_VALIDATION, exit_with
@@ -37,8 +37,9 @@ from .output import print_validation
 def verify(original: Path, converted: Path, quiet: bool, **values) -> None:
     """Validate CONVERTED, a conversion of the ONNX model ORIGINAL made already (on another
     machine, by another version, or by hand), as a conversion validates its own output:
-    CONVERTED in onnxruntime against ORIGINAL in the reference evaluator, and against the
-    framework's outputs (NAME.expected.npz beside ORIGINAL, or --expected-outputs).
+    CONVERTED in the runtime its target is for (onnxruntime, or OpenVINO for --target
+    openvino; --runtime to choose) against ORIGINAL in the reference evaluator, and against
+    the framework's outputs (NAME.expected.npz beside ORIGINAL, or --expected-outputs).
 
     Exit status: 0 passed; 1 error; 2 bad usage; 3 validation failed; 4 validation ran
     past --validate-timeout. Nothing is written but --save-inputs and --save-outputs.
@@ -47,7 +48,7 @@ def verify(original: Path, converted: Path, quiet: bool, **values) -> None:
     settings, files = build(ValidateOptions, values), build(Files, values)
     check_validation_options(settings, files)
     try:
-        import_onnxruntime()  # before any work: a missing runtime is one line
+        import_runtime(settings.runtime)  # before any work: a missing runtime is one line
         providers = params.providers(settings.providers)
     except DecomplexError as e:
         exit_with(e)

@@ -3,7 +3,8 @@
 Each helper takes `ops`, anything with the elementwise functions of `NUMPY`
 below: the rewrite context (which emits nodes, folding numpy constants) or `NUMPY`
 itself (which computes directly, and lets the tests check every formula against
-numpy's complex arithmetic). Helpers hold the math only, no graph plumbing.
+numpy's complex arithmetic). Where `ops.reciprocal_divides` is set (the openvino
+target), Div runs as a times 1 / b, and no divisor is subnormal (`_Divisor`). Helpers hold the math only, no graph plumbing.
 Helpers that need a literal (pi, 0.5) take the real `dtype` of the parts, so that
 emitted constants match the graph's precision.
 
@@ -200,19 +201,54 @@ def abs2(ops, a):
     return ops.add(ops.mul(ar, ar), ops.mul(ai, ai))
 
 
-def _over_big(ops, small, big, dtype):
-    """small / big for 0 <= small <= big, as min(small, max float) / max(big, tiny):
-    0 / 0 is 0 and inf / inf is 0."""
-    finfo = np.finfo(dtype)
-    return ops.div(
-        ops.min(small, _c(finfo.max, dtype)), ops.max(big, _c(finfo.smallest_subnormal, dtype))
-    )
+class _Divisor:
+    """den >= 0 as a divisor, in the form `ops` divides right:
+
+    - where Div is a true division (`reciprocal_divides` off), den itself, clamped to
+      the smallest subnormal where a ratio's 0 / 0 must be 0;
+    - where Div is x (1 / y) (OpenVINO, docs/openvino.md), whose 1 / y overflows below
+      1 / max float, den = d r0 with d = max(den, tiny) normal and r0 = min(den, tiny) /
+      tiny exact (tiny is a power of two): dividing by d, then by r0 (or, for a ratio,
+      by r = max(r0, eps), which is r0 but where den = 0), divides by den exactly and
+      never by a subnormal.
+    """
+
+    def __init__(self, ops, den, dtype):
+        finfo = np.finfo(dtype)
+        self.ops, self.den, self.dtype = ops, den, dtype
+        self.scaled = getattr(ops, "reciprocal_divides", False)
+        if self.scaled:
+            tiny = _c(finfo.tiny, dtype)
+            self.d = ops.max(den, tiny)
+            self.r0 = ops.mul(ops.min(den, tiny), _c(1 / finfo.tiny, dtype))
+            self.r = ops.max(self.r0, _c(finfo.eps, dtype))
+        else:
+            self.safe = ops.max(den, _c(finfo.smallest_subnormal, dtype))
+
+    def ratio(self, num):
+        """num / den for |num| <= den: 0 / 0 is 0"""
+        if not self.scaled:
+            return self.ops.div(num, self.safe)
+        return self.ops.div(self.ops.div(num, self.d), self.r)
+
+    def quotient(self, x):
+        """x / den, x / 0 as IEEE division gives it"""
+        if not self.scaled:
+            return self.ops.div(x, self.den)
+        return self.ops.div(self.ops.div(x, self.d), self.r0)
 
 
-def hypot_root(ops, big, small, dtype):
+def _over_big(ops, small, big, dtype, divisor=None):
+    """small / big for 0 <= small <= big, as min(small, max float) / big (`_Divisor`,
+    big's where the caller has it): 0 / 0 is 0 and inf / inf is 0."""
+    divisor = divisor or _Divisor(ops, big, dtype)
+    return divisor.ratio(ops.min(small, _c(np.finfo(dtype).max, dtype)))
+
+
+def hypot_root(ops, big, small, dtype, divisor=None):
     """sqrt(1 + q^2), q = small / big (`_over_big`): hypot(big, small) over big, in
     [1, sqrt 2], which a caller scales as it can (a logarithm adds log big instead)."""
-    q = _over_big(ops, small, big, dtype)
+    q = _over_big(ops, small, big, dtype, divisor)
     return ops.sqrt(ops.add(ops.mul(q, q), _c(1, dtype)))
 
 
@@ -266,28 +302,29 @@ def _pick(ops, flag, yes, no):
 
 
 def _scaled_divisor(ops, b, dtype, zero_divides: bool):
-    """b / s with s = max(|br|, |bi|), and s: the divisor scaled to modulus in [1, 2],
-    so that nothing squared overflows or underflows. With `zero_divides`, b = 0 scales
-    to 1 with s = +0, so that a / 0 = (ar / +0, ai / +0) as numpy's division gives;
-    without, to 0 (0 / 0 is NaN, as numpy's reciprocal gives)."""
+    """b / s with s = max(|br|, |bi|), and a function that divides by s (`_Divisor`): the
+    divisor scaled to modulus in [1, 2], so that nothing squared overflows or underflows.
+    With `zero_divides`, b = 0 scales to 1
+    and s is +0, so that a / 0 = (ar / +0, ai / +0) as numpy's division gives; without,
+    to 0 (0 / 0 is NaN, as numpy's reciprocal gives)."""
     br, bi = b
     s = ops.max(ops.abs(br), ops.abs(bi))
-    safe = ops.max(s, _c(np.finfo(dtype).smallest_subnormal, dtype))
-    cr, ci = ops.div(br, safe), ops.div(bi, safe)
+    divisor = _Divisor(ops, s, dtype)
+    cr, ci = divisor.ratio(br), divisor.ratio(bi)
     if zero_divides:
         cr = ops.add(cr, _flag(ops, ops.equal(s, _c(0, dtype)), dtype))
-    return (cr, ci), s
+    return (cr, ci), divisor.quotient
 
 
 def div(ops, a, b, dtype=None):
     """a / b = a conj(c) / |c|^2 / s, with c = b / s and s = max(|br|, |bi|): no overflow
     or underflow where the quotient has none, and a / 0 as numpy's (ar / 0, ai / 0)."""
     dtype = _real(ops, dtype)
-    (ar, ai), ((cr, ci), s) = a, _scaled_divisor(ops, b, dtype, zero_divides=True)
+    (ar, ai), ((cr, ci), over_s) = a, _scaled_divisor(ops, b, dtype, zero_divides=True)
     den = abs2(ops, (cr, ci))
     re = ops.add(ops.mul(ar, cr), ops.mul(ai, ci))
     im = ops.sub(ops.mul(ai, cr), ops.mul(ar, ci))
-    return ops.div(ops.div(re, den), s), ops.div(ops.div(im, den), s)
+    return over_s(ops.div(re, den)), over_s(ops.div(im, den))
 
 
 def div_real(ops, a, r):
@@ -306,11 +343,11 @@ def reciprocal(ops, a, dtype=None):
     """1 / a = conj(c) / |c|^2 / s, c = a / s (see `div`); 1 / 0 is NaN, as numpy's
     reciprocal gives"""
     dtype = _real(ops, dtype)
-    (cr, ci), s = _scaled_divisor(ops, a, dtype, zero_divides=False)
+    (cr, ci), over_s = _scaled_divisor(ops, a, dtype, zero_divides=False)
     # |c|^2 then s, one division each: their product overflows where s is near the
     # largest float, and the reciprocal is only tiny.
     den = abs2(ops, (cr, ci))
-    return ops.div(ops.div(cr, den), s), ops.neg(ops.div(ops.div(ci, den), s))
+    return over_s(ops.div(cr, den)), ops.neg(over_s(ops.div(ci, den)))
 
 
 def angle(ops, a, dtype):
@@ -324,10 +361,10 @@ def angle(ops, a, dtype):
     """
     ar, ai = a
     x, y = ops.abs(ar), ops.abs(ai)
-    big = ops.max(ops.max(x, y), _c(np.finfo(dtype).smallest_subnormal, dtype))
-    small = ops.min(x, y)
+    big, small = ops.max(x, y), ops.min(x, y)
     # Both parts infinite: the ratio is 1, as atan2(inf, inf) = pi/4.
-    t = ops.atan_unit(ops.where(ops.isinf(small), _c(1, dtype), ops.div(small, big)))
+    ratio = _Divisor(ops, big, dtype).ratio(small)
+    t = ops.atan_unit(ops.where(ops.isinf(small), _c(1, dtype), ratio))
     t = _pick(ops, _flag(ops, ops.less(x, y), dtype), ops.sub(_c(np.pi / 2, dtype), t), t)
     t = _pick(ops, _flag(ops, signbit(ops, ar, dtype), dtype), ops.sub(_c(np.pi, dtype), t), t)
     sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
@@ -435,10 +472,14 @@ def sqrt(ops, a, dtype):
     # t = sqrt(m) sqrt((sqrt(1 + q^2) + x / m) / 2), m = max(x, y): |a| + |ar| may
     # overflow where t does not.
     big = ops.max(x, y)
-    inner = ops.add(hypot_root(ops, big, ops.min(x, y), dtype), _over_big(ops, x, big, dtype))
+    divisor = _Divisor(ops, big, dtype)
+    inner = ops.add(hypot_root(ops, big, ops.min(x, y), dtype, divisor),
+                    _over_big(ops, x, big, dtype, divisor))  # fmt: skip
     t = ops.mul(ops.sqrt(big), ops.sqrt(ops.mul(inner, _c(0.5, dtype))))
-    # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0.
-    tiny = _c(np.finfo(dtype).smallest_subnormal, dtype)
+    # u = |ai| / (2t) <= t; t = 0 only where a = 0, and then u = 0 / tiny = 0. t is
+    # never subnormal (it is at least the root of the least one), so the clamp to the
+    # least normal divides by no subnormal, which OpenVINO's Div cannot (`_Divisor`).
+    tiny = _c(np.finfo(dtype).tiny, dtype)
     u = ops.div(y, ops.max(ops.add(t, t), tiny))
     u = ops.where(ops.isinf(y), y, u)  # sqrt(x +- inf i) = inf +- inf i, as numpy
     # ar >= 0: (t, u); ar < 0: (u, t). As u <= t, min and max choose, through
@@ -634,11 +675,11 @@ def sign(ops, a, dtype):
     ar, ai = a
     x, y = ops.abs(ar), ops.abs(ai)
     big = ops.max(x, y)
-    # a / |a| = (a / m) / sqrt(1 + q^2), m = max(|ar|, |ai|): |a| may overflow. m = 0
-    # divides by a tiny number instead, and sign(0) is 0.
-    m = ops.max(big, _c(np.finfo(dtype).smallest_subnormal, dtype))
-    root = hypot_root(ops, big, ops.min(x, y), dtype)
-    return ops.div(ops.div(ar, m), root), ops.div(ops.div(ai, m), root)
+    # a / |a| = (a / m) / sqrt(1 + q^2), m = max(|ar|, |ai|): |a| may overflow. a / m is
+    # 0 where m = 0 (`_Divisor.ratio`), and sign(0) is 0.
+    divisor = _Divisor(ops, big, dtype)
+    root = hypot_root(ops, big, ops.min(x, y), dtype, divisor)
+    return ops.div(divisor.ratio(ar), root), ops.div(divisor.ratio(ai), root)
 
 
 def _one_times(ops, a, dtype):

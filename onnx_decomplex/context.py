@@ -39,6 +39,8 @@ class Context(Ops):
             "four", "gauss" (three products), or "auto".
         contrib: Whether onnxruntime's own ops (domain com.microsoft) may be
             emitted: the target is onnxruntime.
+        reciprocal_divides: Whether the target's runtime divides a / b as a (1 / b)
+            (OpenVINO): the formulas then divide by no subnormal (`cmath._Divisor`).
         forms: The forms of every complex value.
         explanations: One line per rewrite, shown with `-v`.
         kept: Ids of nodes their rule changed in place, which stay in the graph.
@@ -51,6 +53,7 @@ class Context(Ops):
         opset: int,
         mul_strategy: str = "auto",
         contrib: bool = False,
+        reciprocal_divides: bool = False,
         *,
         rewrite_graph: GraphRewrite | None = None,
         parent: Context | None = None,
@@ -66,6 +69,7 @@ class Context(Ops):
         self.opset = opset
         self.mul_strategy = mul_strategy
         self.contrib = contrib
+        self.reciprocal_divides = reciprocal_divides
         self.explanations: list[str] = []
         self.kept: set[int] = set()
         self._rewrite_graph = rewrite_graph
@@ -82,7 +86,7 @@ class Context(Ops):
         what it makes stays in the branch. Names stay unique across both."""
         return Context(
             graph, analysis, self.opset, self.mul_strategy, self.contrib,
-            rewrite_graph=self._rewrite_graph, parent=self,
+            self.reciprocal_divides, rewrite_graph=self._rewrite_graph, parent=self,
         )  # fmt: skip
 
     def rewrite_subgraph(self, graph: gs.Graph, analysis: Analysis) -> None:

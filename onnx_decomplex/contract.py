@@ -60,7 +60,7 @@ class Packed:
 
     def describe(self) -> str:
         """The one-line doc string of the packed value."""
-        narrowed = ", narrowed from float64 for TensorRT" if self.narrowed else ""
+        narrowed = ", narrowed from float64" if self.narrowed else ""
         return (
             f"onnx-decomplex: {_spelled(self.dtype, self.shape)} packed as "
             f"{_spelled(self.packed_dtype, self.packed_shape)}, the last axis holding "
@@ -186,12 +186,11 @@ def contract_of(
 
 def record(model: onnx.ModelProto, contract: Contract) -> None:
     """Writes `contract` into `model`: the metadata entry, and a doc string on each
-    packed input and output. An earlier entry of the same key is replaced."""
+    packed input and output. An earlier entry of the same key is replaced. A contract
+    with nothing packed still says what the model was made for."""
     kept = [p for p in model.metadata_props if p.key != KEY]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)
-    if not contract:
-        return
     model.metadata_props.add(key=KEY, value=contract.to_json())
     for kind, entries in (("input", contract.inputs), ("output", contract.outputs)):
         by_name = {p.name: p for p in entries}

@@ -5,13 +5,15 @@ Scan's bodies) or GRAPHS; the walks below go through them at any depth, in node
 order, a graph before the graphs inside it.
 
 ONNX spells its default domain "" or "ai.onnx"; onnx-graphsurgeon gives a node of
-it the domain None.
+it the domain None. A DFT's axis moved from an attribute to an input at opset 20;
+`dft_axis` reads either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 from onnx import AttributeProto
@@ -29,6 +31,17 @@ def is_default_domain(domain: str | None) -> bool:
 def default_opset(model: onnx.ModelProto) -> int | None:
     """The version of the default domain that `model` imports, or None."""
     return next((o.version for o in model.opset_import if is_default_domain(o.domain)), None)
+
+
+def dft_axis(opset: int, rank: int, given=None, attribute: int | None = None) -> int:
+    """A DFT's transform axis, counted from 0 in its signal of `rank` (the (re, im) axis
+    included): from opset 20 the `axis` input's value `given` (-2 where absent), before
+    it the `axis` attribute (1 where absent)."""
+    if opset >= 20:
+        axis = -2 if given is None or not np.size(given) else int(np.reshape(given, ()))
+    else:
+        axis = 1 if attribute is None else int(attribute)
+    return axis + rank if axis < 0 else axis
 
 
 def opset_versions(model: onnx.ModelProto) -> dict[str, int]:

@@ -15,14 +15,16 @@ from typing import Any
 
 from .errors import OptionError
 from .shapes import SYNTAX
-from .validate import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, EDGES_BY_DEFAULT
+from .targets import TARGETS as _TARGETS
+from .targets import Target
+from .validate import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, EDGES_BY_DEFAULT, RUNTIMES
 
 MUL_STRATEGIES = ("auto", "four", "gauss")
 """auto: four products for elementwise Mul, three for MatMul, Gemm and convolutions."""
 
-TARGETS = ("onnx", "onnxruntime", "tensorrt")
-"""onnx: standard ops only, for any runtime; onnxruntime: its own (com.microsoft) ops
-too where they are faster; tensorrt: what TensorRT's parser takes."""
+TARGETS = tuple(_TARGETS)
+"""The `--target` names (`targets.TARGETS`)."""
+
 
 DEFAULT_MAX_ERROR_GROWTH = 10.0
 DEFAULT_MAX_NODE_GROWTH = 10.0
@@ -99,22 +101,19 @@ class TargetOptions(_Options):
 
     target: str = option(
         "onnx",
-        "The runtime the output is for. onnx: standard ops only, for any runtime. "
-        "onnxruntime: also onnxruntime's own ops and lowerings where faster (RoPE as "
-        "com.microsoft.RotaryEmbedding below opset 23, however it is written, an "
-        "STFT frame of length up to 256 as a MatMul, an Einsum of two operands as one "
-        "MatMul, a chain affine in one real signal through a DFT, such as a spectral "
-        "filter however spelled, or a long one such as an unrolled recurrence, as one "
-        "product), and a DFT of static length as MatMuls accurate at float32's level, "
-        "which onnxruntime's own DFT is not. tensorrt: also lower what TensorRT's parser lacks "
-        "(DFT/STFT to MatMul, Compress to Gather), narrow float64 to float32, and lint the "
-        "result; implied by --build-engine.",
+        "The runtime the output is for. "
+        + " ".join(f"{t.name}: {t.summary}." for t in _TARGETS.values()),
     )
-    keep_double: bool = option(False, "With --target tensorrt, leave float64 as it is.")
+    keep_double: bool = option(False, "With --target tensorrt or openvino, leave float64 as it is.")
 
     def __post_init__(self):
         if self.target not in TARGETS:
             raise OptionError(f"target must be one of {', '.join(TARGETS)}")
+
+    @property
+    def chosen(self) -> Target:
+        """The target itself: its forms and what it allows."""
+        return _TARGETS[self.target]
 
 
 @dataclass(frozen=True)
@@ -128,6 +127,13 @@ class ValidateOptions(_Options):
     )
     input_shapes: dict[str, tuple[int, ...]] | None = option(
         None, "Shapes for inputs with symbolic dims.", reported=False
+    )
+    runtime: str | None = option(
+        None,
+        "The runtime the rewrite is validated in: onnxruntime, or openvino (its CPU plugin, "
+        "in f32; pip install 'onnx-decomplex[openvino]'). Default: the target's, openvino "
+        "for --target openvino (onnxruntime, with a note, where OpenVINO is not installed) "
+        "and onnxruntime for the others.",
     )
     providers: list[str] | None = option(
         None,
@@ -147,6 +153,10 @@ class ValidateOptions(_Options):
         "of 1e20 and 1e-30 (complex64 only).",
         flag="--edge-values/--no-edge-values",
     )
+
+    def __post_init__(self):
+        if self.runtime is not None and self.runtime not in RUNTIMES:
+            raise OptionError(f"runtime must be one of {', '.join(RUNTIMES)}")
 
     @property
     def timeout(self) -> float | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import onnx
 
+from . import targets
 from .contract import read_contract
 from .errors import DecomplexError
 from .files import Transaction
@@ -286,8 +287,9 @@ def verify_file(
     """Validates a conversion that exists already: made on another machine, by another
     version, or by hand.
 
-    `converted` runs in onnxruntime against `original` run in the reference (read as it
-    means, as `convert_file` reads it), and against the framework's outputs in
+    `converted` runs in the runtime its recorded target is for (`validate.runtime` to
+    choose) against `original` run in the reference (read as it means, as
+    `convert_file` reads it), and against the framework's outputs in
     `files.expected`: the comparisons `convert_file` makes, with the same options, and
     the same result. Nothing is written but `files.save_inputs` and `files.save_outputs`.
     A model made for TensorRT (its contract says so) is judged at the default
@@ -311,8 +313,11 @@ def verify_file(
             raise e.at_file(str(out)) from None
         except Exception as e:  # not a file onnx reads
             raise DecomplexError(f"not an ONNX model: {e}", file=str(out)) from None
-        if contract is not None and contract.target == "tensorrt":
-            state.report.narrowed.append(f"{out.name}: made for TensorRT")
+        made_for = targets.TARGETS.get(contract.target) if contract is not None else None
+        if made_for is not None:
+            state.options = state.options.replace(target=made_for.name)
+        if made_for is not None and made_for.narrows:
+            state.report.narrowed.append(f"{out.name}: made for {made_for.runs_on}")
         state.staged, state.result = out, FileResult(state.report)
         try:
             return run(state, ("validate",)).result

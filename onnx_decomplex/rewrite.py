@@ -26,6 +26,7 @@ def rewrite(
     mul_strategy: str = "auto",
     contrib: bool = False,
     streamed: Streamed | None = None,
+    reciprocal_divides: bool = False,
 ) -> Context:
     """Rewrites every complex value of `graph` into packed-real form, in place.
 
@@ -38,6 +39,8 @@ def rewrite(
         opset: The default-domain opset of the model.
         mul_strategy: Passed to the context: "auto", "four" or "gauss".
         contrib: Whether onnxruntime's com.microsoft ops may be emitted.
+        reciprocal_divides: Whether the runtime divides a / b as a (1 / b), so that
+            no divisor may be subnormal (OpenVINO).
         streamed: Where the forms of large complex initializers left on disk are
             made (see `stream`); None to read every initializer.
 
@@ -45,7 +48,8 @@ def rewrite(
         The context, which holds the explanations and counts of what was done.
     """
     ctx = Context(
-        graph, analysis, opset, mul_strategy, contrib, rewrite_graph=_rewrite_graph,
+        graph, analysis, opset, mul_strategy, contrib, reciprocal_divides,
+        rewrite_graph=_rewrite_graph,
         streamed=streamed,
     )  # fmt: skip
     _rewrite_graph(ctx, graph, analysis)

@@ -1,5 +1,7 @@
 """Every formula helper against numpy's own complex arithmetic."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -199,3 +201,70 @@ def test_a_square_has_numpys_signed_zeros():
     assert np.array_equal(np.signbit(re), np.signbit(expected.real))
     assert np.array_equal(np.signbit(im), np.signbit(expected.imag))
     np.testing.assert_allclose(re + 1j * im, expected)
+
+
+RECIPROCAL_DIV = SimpleNamespace(
+    **{**vars(NUMPY), "div": lambda a, b: np.multiply(a, np.reciprocal(b))},
+    reciprocal_divides=True,
+)
+"""NUMPY with Div as OpenVINO 2026.4 computes it, a (1 / b) (docs/openvino.md)."""
+
+F32 = np.float32
+_TINY = np.finfo(F32).tiny
+SMALL = np.array([0, 1e-45, 3e-42, 1e-40, 2e-39, 0.5 * _TINY, _TINY, 1e-30, 0.7, 3e38], F32)
+"""Magnitudes from 0 through the subnormals (1e-40, whose reciprocal overflows) to
+near the largest float32."""
+
+
+def _grid(values: np.ndarray) -> np.ndarray:
+    signed = np.concatenate([values, -values])
+    re, im = np.meshgrid(signed, signed)
+    return (re + 1j * im).astype(np.complex64).ravel()
+
+
+@pytest.mark.parametrize(
+    "helper, fn",
+    [
+        (cmath.absolute, np.abs),
+        (cmath.angle, np.angle),
+        (cmath.sign, np.sign),
+        (cmath.sqrt, np.sqrt),
+        (cmath.log, np.log),
+        (cmath.reciprocal, lambda z: 1 / z),
+    ],
+)
+def test_divisions_by_reciprocal_keep_zeros_and_subnormals_exact(helper, fn):
+    """With Div as a (1 / b), whose 1 / b overflows at a subnormal b, every function
+    still matches numpy at 0, at subnormal parts and at large ones, in float32: none
+    divides by a subnormal. The plain forms divide by the smallest subnormal at 0."""
+    z = _grid(SMALL)
+    with np.errstate(all="ignore"):
+        # In complex128, rounded once: numpy's own complex64 sign and reciprocal
+        # underflow in between.
+        want = fn(z.astype(np.complex128))
+        want = want.astype(np.complex64 if want.dtype.kind == "c" else F32)
+        got = helper(RECIPROCAL_DIV, parts(z), F32)
+    got = got[0] + 1j * got[1] if isinstance(got, tuple) else got
+    finite = np.isfinite(want)
+    assert np.array_equal(np.isfinite(got), finite), z[np.isfinite(got) != finite]
+    # A subnormal result holds few digits: within 10 of its steps.
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2e-6, atol=1e-44)
+
+
+def test_a_plain_division_by_a_reciprocal_breaks_at_zero():
+    """Why the openvino target takes `_Divisor`'s scaled form: the plain one gives NaN
+    for |0| where Div is a (1 / b)."""
+    plain = SimpleNamespace(**{**vars(RECIPROCAL_DIV), "reciprocal_divides": False})
+    with np.errstate(all="ignore"):
+        assert np.isnan(cmath.absolute(plain, parts(np.zeros(1, np.complex64)), F32)).all()
+
+
+def test_a_complex_quotient_by_reciprocal_matches_numpy():
+    a, b = _grid(SMALL[[0, 7, 8]]), _grid(SMALL)
+    a, b = np.repeat(a, b.size), np.tile(b, a.size)
+    with np.errstate(all="ignore"):
+        want = a.astype(np.complex128) / b.astype(np.complex128)
+        re, im = cmath.div(RECIPROCAL_DIV, parts(a), parts(b), F32)
+    for got, part in [(re, want.real), (im, want.imag)]:
+        finite = np.abs(part) < np.finfo(F32).max
+        np.testing.assert_allclose(got[finite], part[finite], rtol=2e-6, atol=1e-44)

@@ -46,13 +46,13 @@ def test_no_extra_pulls_in_a_second_runtime():
 
 def test_every_install_command_names_one_runtime():
     """README, docs and Makefile install the project with the cpu or the gpu extra,
-    never both; the TensorRT extra, which holds no runtime, goes beside one of them."""
+    never both; the TensorRT and OpenVINO extras go beside one of them."""
     found = []
     for path in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "Makefile"):
         for line in path.read_text().splitlines():
             for m in re.finditer(r"pip install[^`\n]*?(?:onnx-decomplex|\.)\[([a-z,]+)\]", line):
                 found.append((path.name, m.group(1)))
-    assert ("Makefile", "dev,cpu") in found
+    assert ("Makefile", "dev,cpu,openvino") in found
     for where, extras in found:
         assert len(set(extras.split(",")) & {"cpu", "gpu"}) == 1, (where, extras)
 

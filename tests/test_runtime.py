@@ -132,7 +132,7 @@ def test_a_narrowed_model_says_so():
     x = report.contract.inputs[0]
     assert (x.dtype, x.packed_dtype, x.narrowed) == ("complex128", "float32", True)
     assert report.contract.target == "tensorrt"
-    assert "narrowed from float64 for TensorRT" in out.graph.input[0].doc_string
+    assert "narrowed from float64" in out.graph.input[0].doc_string
 
 
 def test_no_complex_value_no_contract(tmp_path):
@@ -314,7 +314,7 @@ def test_packed_entries_describe_themselves():
     p = Packed("z", "complex128", [None, 3], "float32", [None, 3, 2], narrowed=True)
     assert p.describe() == (
         "onnx-decomplex: complex128[?,3] packed as float32[?,3,2], the last axis holding "
-        "(real, imaginary), narrowed from float64 for TensorRT"
+        "(real, imaginary), narrowed from float64"
     )
 
 

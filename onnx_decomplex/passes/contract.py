@@ -21,7 +21,9 @@ from .state import State
 def run(state: State, options: Options) -> State:
     out, report = _defaults_back(state.model, state.defaults), state.report
     report.contract = contract.contract_of(state.native, out, options.target.target)
-    if report.contract:
+    # What the model was made for is recorded wherever the tool made it: a rerun reads it
+    # back (a runtime to validate in, float64 narrowed), though nothing is packed.
+    if report.contract or state.rewritten or report.lowered or report.narrowed:
         contract.record(out, report.contract)
     report.io = contract.io_rows(state.native, out)
     report.ops_after = op_histogram(out)

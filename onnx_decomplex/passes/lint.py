@@ -1,4 +1,4 @@
-"""Pass `lint`: for the tensorrt target, what TensorRT's parser would get, checked
+"""Pass `lint`: for a target that lints (tensorrt), what TensorRT's parser would get, checked
 against the parser table (`onnx_decomplex.trt.lint`); TensorRT is not needed."""
 
 from __future__ import annotations
@@ -9,6 +9,6 @@ from .state import State
 
 
 def run(state: State, options: Options) -> State:
-    if options.target.target == "tensorrt":
+    if options.target.chosen.lints:
         state.lint = lint(state.model)
     return state

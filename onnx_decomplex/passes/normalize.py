@@ -2,7 +2,9 @@
 
 An exporter's mixed graph is read as it means (`onnx_decomplex.normalize`), the model
 is upgraded to `target_opset` (rewrite options), and the model-local functions that
-see complex values are inlined. Graph inputs' defaults are set aside, as no rule may
+see complex values are inlined. For a target with no float64 (tensorrt, openvino),
+the model the rewrite takes is then narrowed to float32 (`state.native` keeps what
+it means). Graph inputs' defaults are set aside, as no rule may
 fold a value the caller can override. Where none of that changes the model, the
 import that read it is the one analysis takes.
 """
@@ -23,6 +25,7 @@ from ..normalize import imported, normalize
 from ..options import Options
 from ..report import initializer_bytes, op_histogram
 from ..shapes import convert_version
+from ..targets.common.narrow import narrow_double
 from .state import State
 
 MIN_OPSET = 11
@@ -52,7 +55,11 @@ def run(state: State, options: Options) -> State:
         report.readings, report.packed_io = normalized.readings, normalized.packed_io
         report.axis0 = normalized.axis0
     state.model = state.native = _inline_complex_functions(model)
-    if state.native is read and not normalized.changed:
+    if options.target.chosen.narrows and not options.target.keep_double:
+        # The rewrite then computes in float32, with float32's limits in its formulas.
+        state.model, narrowed = narrow_double(state.native, state.external_dir)
+        report.narrowed, report.clamped = narrowed.places, narrowed.clamped
+    if state.model is read and not normalized.changed:
         state.graph, state.tensors = graph, tensors  # analysis takes this import
     return state
 

@@ -6,6 +6,7 @@ unless `input_shapes` says otherwise."""
 from __future__ import annotations
 
 from ..options import Options
+from ..targets.tensorrt import TENSORRT
 from ..trt.engine import preflight
 from ..trt.profiles import build_profile
 from ..validate import resolve_shapes
@@ -22,6 +23,6 @@ def run(state: State, options: Options) -> State:
         resolve_shapes(model, shapes, "--trt-opt-shapes")
     else:
         state.profile.check_within(resolve_shapes(model, shapes))
-    state.options = options.replace(target="tensorrt", input_shapes=shapes)
+    state.options = options.replace(target=TENSORRT.name, input_shapes=shapes)
     state.toolkit = preflight(state.engine.fp16)  # before any work: nothing to undo
     return state

@@ -1,5 +1,6 @@
 """Pass `rewrite`: hands every complex-touching node to its rule (rewrite options:
-`mul_strategy`; the onnxruntime target lets rules emit onnxruntime's own ops)."""
+`mul_strategy`; a target with `contrib`, onnxruntime, lets rules emit onnxruntime's own
+ops)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def run(state: State, options: Options) -> State:
         analysis,
         state.opset,
         options.rewrite.mul_strategy,
-        contrib=options.target.target == "onnxruntime",
+        contrib=options.target.chosen.contrib,
+        reciprocal_divides=options.target.chosen.reciprocal_divides,
         streamed=state.streamed,
     )
     report.emitted, report.explanations = ctx.emitted, ctx.explanations

@@ -170,10 +170,6 @@ class State:
     start: float = field(default_factory=time.perf_counter)
 
     @property
-    def target(self) -> str:
-        return self.options.target.target
-
-    @property
     def had_external(self) -> bool:
         """Whether the input keeps tensor data in files of its own."""
         return bool(self.data_files)

@@ -1,5 +1,6 @@
-"""Pass `validate`: the staged output run in onnxruntime, compared with the reference
-and with the framework's own outputs (validate options).
+"""Pass `validate`: the staged output run in the runtime the target is for (onnxruntime,
+or OpenVINO where installed; validate options: `runtime`), compared with the reference
+and with the framework's own outputs.
 
 The inputs are written to `save_inputs` once made, and the outputs compared to
 `save_outputs` once compared, passed or not. A model passed through unchanged is
@@ -21,6 +22,7 @@ from ..validate import (
     DEFAULT_RTOL,
     Deadline,
     Settings,
+    choose_runtime,
     load_expected,
     load_saved,
     npz_bytes,
@@ -72,8 +74,9 @@ def _compare(state: State, options: Options) -> None:
     if files.save_inputs is not None:
         write_atomic(Path(files.save_inputs), npz_bytes(feeds))
         result.saved.append(Path(files.save_inputs))
+    runtime, note = choose_runtime(settings.runtime, options.target.chosen.runtime)
     # What both comparisons share, one time limit included.
-    common = Settings(atol=atol, rtol=rtol, providers=settings.providers,
+    common = Settings(atol=atol, rtol=rtol, providers=settings.providers, runtime=runtime,
                       timeout=Deadline(settings.timeout))  # fmt: skip
     if not state.passed_through or state.engine is not None:
         result.validation = validate(original, staged, feeds, common, expected=expected)
@@ -82,6 +85,8 @@ def _compare(state: State, options: Options) -> None:
             original, staged, feeds, common, expected=load_expected(files.expected, original),
             reference=f"expected outputs {Path(files.expected).name}",
         )  # fmt: skip
+    for compared in result.validations:
+        compared.notes += [note] if note else []
     if files.save_outputs is not None:
         # Against the reference; against the framework's outputs when only those ran.
         compared = result.validation or result.framework

@@ -1,4 +1,5 @@
-"""Compare the rewrite, run in onnxruntime, with the original run by the reference evaluator.
+"""Compare the rewrite, run in onnxruntime or OpenVINO, with the original run by the
+reference evaluator.
 
 The reference evaluator (`onnx.reference`) runs complex graphs in numpy; what it
 computes is what the original model means. Three guards keep the verdict honest:
@@ -16,8 +17,8 @@ By concern:
   `settings`: `Settings`, what one call is asked to do (its keyword arguments);
 - `inputs`: shapes, seeded random inputs, quiet rows and edge values; `npz`: inputs and
   saved outputs in .npz files;
-- `runners`: the reference evaluator's run and onnxruntime's, its providers, and the
-  `Deadline` both share;
+- `runners`: the reference evaluator's run, onnxruntime's (with its providers) and
+  OpenVINO's, and the `Deadline` they share;
 - `judge`: tolerances, one output compared, and the split by edge values; `precision`:
   the float64 rejudge, with float32's breakdown left out; `noise`: a precision's noise
   floor;
@@ -46,12 +47,18 @@ from .precision import PRECISION_FACTOR, upcast
 from .results import EdgeSplit, OutputResult, ValidationResult, replay_outputs
 from .runners import (
     DEFAULT_TIMEOUT,
+    OPENVINO_CONFIG,
     PROVIDERS,
     RUNTIME_HINT,
+    RUNTIMES,
     Deadline,
+    choose_runtime,
     import_onnxruntime,
+    import_openvino,
+    import_runtime,
     resolve_providers,
     run_onnxruntime,
+    run_openvino,
     run_reference,
 )
 from .settings import DEFAULT_ATOL, DEFAULT_RTOL, Settings
@@ -66,9 +73,11 @@ __all__ = [
     "EDGE_VALUES_128",
     "EXPECTED",
     "PRECISION_FACTOR",
+    "OPENVINO_CONFIG",
     "PROVIDERS",
     "QUIET",
     "REAL_EDGE_VALUES",
+    "RUNTIMES",
     "RUNTIME_HINT",
     "Deadline",
     "EdgeSplit",
@@ -78,7 +87,10 @@ __all__ = [
     "edge_positions",
     "edge_values",
     "edges_in",
+    "choose_runtime",
     "import_onnxruntime",
+    "import_openvino",
+    "import_runtime",
     "load_expected",
     "load_saved",
     "npz_bytes",
@@ -87,6 +99,7 @@ __all__ = [
     "resolve_providers",
     "resolve_shapes",
     "run_onnxruntime",
+    "run_openvino",
     "run_reference",
     "upcast",
     "validate",

@@ -1,5 +1,5 @@
-"""`validate`: the rewrite, run in onnxruntime, compared with the original run by the
-reference evaluator, output by output."""
+"""`validate`: the rewrite, run in onnxruntime or OpenVINO, compared with the original run
+by the reference evaluator, output by output."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .inputs import edges_in, random_inputs, resolve_shapes, with_edges, without
 from .judge import compare_output, judge_without_edges
 from .precision import judge_failures
 from .results import ValidationResult
-from .runners import Deadline, run_onnxruntime, run_reference
+from .runners import Deadline, run_onnxruntime, run_openvino, run_reference
 from .settings import Settings
 
 
@@ -46,9 +46,9 @@ def validate(
 
     Args:
         original: The complex model, run by `onnx.reference.ReferenceEvaluator`.
-        rewritten: The packed-real model, run by onnxruntime on packed inputs: the
-            model, its serialized bytes (exactly what was written), or the path it
-            was saved to (which lets onnxruntime find external data beside it).
+        rewritten: The packed-real model, run by `settings.runtime` on packed inputs:
+            the model, its serialized bytes (exactly what was written), or the path it
+            was saved to (which lets the runtime find external data beside it).
             Unused with `settings.runner`.
         inputs: Inputs for the original model (complex arrays for complex inputs).
             Random, seeded inputs are made when None.
@@ -115,6 +115,9 @@ def _run(
     middle = time.perf_counter()
     if settings.runner:
         actual = settings.runner(packed)
+    elif settings.runtime == "openvino":
+        with deadline.stage("OpenVINO"):
+            actual = run_openvino(rewritten, packed, deadline.left())
     else:
         with deadline.stage("onnxruntime"):
             actual = run_onnxruntime(rewritten, packed, settings.providers, deadline.left())

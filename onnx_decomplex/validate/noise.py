@@ -37,6 +37,7 @@ import onnx
 from onnx.reference import ReferenceEvaluator
 
 from .. import cmath
+from ..graphs import dft_axis
 from ..reference import evaluator, quietly
 
 RUNS = 3
@@ -80,14 +81,6 @@ def _moduli(v: np.ndarray) -> np.ndarray:
     return np.abs(v) if v.dtype.kind == "c" else np.linalg.norm(v, axis=-1)
 
 
-def _dft_axis(node, args, signal: np.ndarray) -> int:
-    """The transform's axis, counted from the front of the signal: an input from opset
-    20 (-2 by default), an attribute before."""
-    given = args[2] if len(args) > 2 and args[2] is not None else getattr(node, "axis", -2)
-    axis = int(np.asarray(given))
-    return axis + signal.ndim + (signal.dtype.kind == "c") if axis < 0 else axis
-
-
 def _per_transform(node, args, terms: np.ndarray) -> np.ndarray:
     """A transform's scale, one per transform (broadcast along its bins): for a DFT, the
     sum of its terms' sizes (bin 0 of the transform of their sizes) or, where larger,
@@ -97,7 +90,12 @@ def _per_transform(node, args, terms: np.ndarray) -> np.ndarray:
         scale = np.max(_moduli(terms), axis=2, keepdims=True)
     else:
         signal = args[0]
-        axis = _dft_axis(node, args, signal)
+        # The reference's DFT-17 holds its axis as an attribute; DFT-20 takes an input.
+        # The signal's rank counts the (re, im) axis a complex signal does not have.
+        attribute = getattr(node, "axis", None)
+        rank = signal.ndim + (signal.dtype.kind == "c")
+        axis = dft_axis(20 if attribute is None else 17, rank, args[2] if len(args) > 2 else None,
+                        attribute)  # fmt: skip
         scale = np.maximum(np.max(_moduli(terms), axis=axis, keepdims=True),
                            np.max(_moduli(signal), axis=axis, keepdims=True))  # fmt: skip
     return scale if terms.dtype.kind == "c" else scale[..., None]

@@ -1,11 +1,11 @@
-"""The two runs: the original in the reference evaluator, the rewrite in onnxruntime,
-within one time limit (`Deadline`).
+"""The two runs: the original in the reference evaluator, the rewrite in a runtime
+(onnxruntime or OpenVINO, `RUNTIMES`), within one time limit (`Deadline`).
 
 The reference evaluator checks its deadline between nodes; an onnxruntime run is
 stopped by one watchdog thread, which sets the run's `terminate` flag past its
-deadline. A provider asked for that does not load is an error, never a quiet fallback
-to the CPU. onnxruntime is imported when validation first needs it: the rewrite
-itself needs none.
+deadline, and an OpenVINO run is waited for until its deadline, then cancelled. A
+provider asked for that does not load is an error, never a quiet fallback to the CPU.
+A runtime is imported when validation first needs it: the rewrite itself needs none.
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from onnx.external_data_helper import uses_external_data
 
 from ..errors import DecomplexError, OptionError, ValidationTimeout
 from ..files import terminated
+from ..graphs import graphs_in
 from ..reference import evaluator, quietly
 
 DEFAULT_TIMEOUT = 600.0
@@ -30,6 +32,16 @@ no limit."""
 
 RUNTIME_HINT = "pip install 'onnx-decomplex[cpu]', or 'onnx-decomplex[gpu]' for CUDA"
 """How to get a runtime for validation; the rewrite itself needs none."""
+
+OPENVINO_HINT = "pip install 'onnx-decomplex[cpu,openvino]'"
+"""How to get OpenVINO's runtime."""
+
+RUNTIMES = ("onnxruntime", "openvino")
+"""The runtimes a rewrite is validated in: onnxruntime (its CPU provider unless
+`providers` says otherwise), or OpenVINO (its CPU plugin, in f32)."""
+
+OPENVINO_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+"""OpenVINO's CPU plugin computes in bf16 where the CPU has it unless told otherwise."""
 
 PROVIDERS = {
     "cpu": "CPUExecutionProvider",
@@ -137,6 +149,139 @@ def run_onnxruntime(
             _WATCHDOG.forget(watched)
 
 
+def run_openvino(
+    model: onnx.ModelProto | str | Path | bytes,
+    feeds: dict[str, np.ndarray],
+    timeout: float | None = None,
+) -> list[np.ndarray]:
+    """Runs `model` in OpenVINO's CPU plugin, in f32 (`OPENVINO_CONFIG`); outputs in
+    graph order. A path lets OpenVINO find the model's external data beside it; a model
+    that keeps none is read from its bytes, as OpenVINO 2026.4 reads some Loops only so
+    (docs/openvino.md).
+
+    Raises:
+        ValidationTimeout: The run went past `timeout` seconds; it is cancelled.
+        DecomplexError: OpenVINO is not installed, or could not read, compile or run it.
+    """
+    ov = import_openvino()
+    proto, source = openvino_source(model)
+    names = [o.name for o in proto.graph.output]
+    try:
+        core = ov.Core()
+        compiled = core.compile_model(core.read_model(source), "CPU", OPENVINO_CONFIG)
+        request = compiled.create_infer_request()
+        # Held until the run ends: OpenVINO reads the arrays in place, as it runs.
+        inputs = openvino_inputs(compiled, feeds)
+        request.start_async(inputs)
+        if timeout is None:
+            request.wait()
+        elif not request.wait_for(max(int(timeout * 1000), 1)):
+            request.cancel()
+            raise ValidationTimeout(
+                f"validation ran past its time limit of {timeout:g} s in OpenVINO"
+            )
+        results = {port: request.get_tensor(port).data.copy() for port in compiled.outputs}
+        return openvino_outputs(compiled, names, results)
+    except DecomplexError:
+        raise
+    except Exception as e:
+        raise DecomplexError(f"OpenVINO could not run the rewritten model: {e}") from e
+
+
+def openvino_source(
+    model: onnx.ModelProto | str | Path | bytes,
+) -> tuple[onnx.ModelProto, str | bytes]:
+    """The model (its weights on disk left there) and what OpenVINO reads it from: its
+    path where it keeps external data, so that OpenVINO finds them beside it; else its
+    bytes, as OpenVINO 2026.4 reads some Loops only so (docs/openvino.md)."""
+    if isinstance(model, bytes):
+        return onnx.load_from_string(model), model
+    if isinstance(model, onnx.ModelProto):
+        return model, model.SerializeToString()
+    proto = onnx.load(str(model), load_external_data=False)
+    if any(uses_external_data(t) for g in graphs_in(proto.graph) for t in g.initializer):
+        return proto, str(model)
+    return proto, Path(model).read_bytes()
+
+
+def openvino_inputs(compiled, feeds: dict[str, np.ndarray]) -> dict[int, np.ndarray]:
+    """The feeds of an OpenVINO compiled model, by input index, each in its declared float
+    type. A port answers to every name its tensor has (OpenVINO's fusions add more than
+    the graph input's own).
+
+    Raises:
+        DecomplexError: An input is given no value.
+    """
+    inputs = {}
+    for i, port in enumerate(compiled.inputs):
+        name = next((n for n in port.get_names() if n in feeds), None)
+        if name is None:
+            raise DecomplexError(f"no value is given for input '{port.get_any_name()}'")
+        inputs[i] = _in_type(np.asarray(feeds[name]), port.get_element_type().to_dtype())
+    return inputs
+
+
+def openvino_outputs(compiled, names: list[str], results) -> list[np.ndarray]:
+    """The outputs called `names`, from an OpenVINO run's `results` (by port)."""
+    by_name = {n: port for port in compiled.outputs for n in port.get_names()}
+    return [np.asarray(results[by_name[n]]) for n in names]
+
+
+def _in_type(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A float feed in the float type its input declares."""
+    cast = value.dtype.kind == "f" and dtype.kind == "f" and value.dtype != dtype
+    return value.astype(dtype) if cast else value
+
+
+def import_openvino():
+    """The `openvino` module, imported when validation first needs it.
+
+    Raises:
+        DecomplexError: It is not installed (or does not load): one line naming the
+            extra that installs it.
+    """
+    try:
+        import openvino
+    except ImportError as e:
+        raise DecomplexError(
+            f"validation in OpenVINO needs its runtime, which is not installed ({e}): "
+            f"{OPENVINO_HINT}"
+        ) from None
+    return openvino
+
+
+def has_openvino() -> bool:
+    """Whether OpenVINO's runtime imports here."""
+    try:
+        import_openvino()
+    except DecomplexError:
+        return False
+    return True
+
+
+def choose_runtime(asked: str | None, target_runtime: str) -> tuple[str, str | None]:
+    """The runtime a validation runs in, and a note where it is not the one the target
+    runs on: `asked` where given; else the target's, but onnxruntime where that is
+    OpenVINO and OpenVINO is not installed."""
+    if asked is not None:
+        return asked, None
+    if target_runtime == "openvino" and not has_openvino():
+        return "onnxruntime", (
+            f"validated in onnxruntime: OpenVINO, which the target is for, is not installed "
+            f"({OPENVINO_HINT})"
+        )
+    return target_runtime, None
+
+
+def import_runtime(asked: str | None, target_runtime: str = "onnxruntime") -> None:
+    """Imports the runtime `choose_runtime` takes, before any work: a missing runtime is
+    one line (`import_onnxruntime`, `import_openvino`)."""
+    if choose_runtime(asked, target_runtime)[0] == "openvino":
+        import_openvino()
+    else:
+        import_onnxruntime()
+
+
 def import_onnxruntime():
     """The `onnxruntime` module, imported when validation first needs it.
 
@@ -218,12 +363,10 @@ def _as_declared(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]
     """Float feeds in the float type each input declares: a model narrowed to float32
     (for TensorRT) takes float32 where the original took float64."""
     declared = {i.name: _ORT_FLOATS.get(i.type) for i in session.get_inputs()}
-    out = {}
-    for name, value in feeds.items():
-        dtype = declared.get(name)
-        cast = dtype is not None and value.dtype.kind == "f" and value.dtype != dtype
-        out[name] = value.astype(dtype) if cast else value
-    return out
+    return {
+        name: value if declared.get(name) is None else _in_type(value, np.dtype(declared[name]))
+        for name, value in feeds.items()
+    }
 
 
 class _Watchdog:

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import OptionError
 from .inputs import EDGES_BY_DEFAULT
-from .runners import DEFAULT_TIMEOUT, Deadline
+from .runners import DEFAULT_TIMEOUT, RUNTIMES, Deadline
 
 DEFAULT_ATOL = 1e-5
 DEFAULT_RTOL = 1e-4
@@ -41,9 +42,10 @@ class Settings:
             reference evaluator runs when None.
         reference: Where `expected` came from, for the report, when not from the
             framework that made the model.
-        runner: Runs the rewrite on packed inputs instead of onnxruntime (a TensorRT
+        runner: Runs the rewrite on packed inputs instead of a runtime (a TensorRT
             engine, say), returning its outputs in the original's output order.
-        runtime: What `runner` is, for the report.
+        runtime: The runtime that runs the rewrite (`RUNTIMES`): "onnxruntime", or
+            "openvino" (its CPU plugin, in f32); with `runner`, what it is, for the report.
     """
 
     atol: float = DEFAULT_ATOL
@@ -57,6 +59,15 @@ class Settings:
     reference: str | None = None
     runner: Runner | None = None
     runtime: str = "onnxruntime"
+
+    def __post_init__(self):
+        if self.runner is None and self.runtime not in RUNTIMES:
+            raise OptionError(f"runtime must be one of {', '.join(RUNTIMES)}")
+        if self.runner is None and self.runtime != "onnxruntime" and self.providers:
+            raise OptionError(
+                "--providers names onnxruntime's execution providers; the rewrite runs in "
+                f"{self.runtime} here"
+            )
 
     @property
     def own_reference(self) -> bool:
@@ -78,6 +89,8 @@ class Settings:
         """What runs the rewrite, for the report: onnxruntime's providers named."""
         if self.runner is None and self.providers:
             return f"{self.runtime} ({', '.join(self.providers)})"
+        if self.runner is None and self.runtime == "openvino":
+            return "OpenVINO (CPU, f32)"
         return self.runtime
 
     def deadline(self) -> Deadline:

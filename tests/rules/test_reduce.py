@@ -33,7 +33,7 @@ ON_PARTS = {
     # sum |z|, a real value typed complex: (sum, 0)
     "ReduceL1": HYPOT + Ops(ReduceSum=1, Shape=1, ConstantOfShape=1),
     # sqrt(sum z^2)
-    "ReduceL2": Ops(Abs=4, Add=6, Cast=2, Div=6, IsInf=1, Less=2, Max=5, Min=6, Mul=7,
+    "ReduceL2": Ops(Abs=4, Add=6, Cast=2, Div=6, IsInf=1, Less=2, Max=4, Min=6, Mul=7,
                     ReduceSum=2, Sqrt=3, Sub=3, Where=1),
     # log(sum z)
     "ReduceLogSum": LOG + Ops(ReduceSum=2),

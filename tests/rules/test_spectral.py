@@ -138,7 +138,7 @@ def _filter_model(cdtype, real_signal=True, real_out=True, opset=17):
     return make_model(nodes, [x], [out], [w], opset=opset)
 
 
-# For onnxruntime, each filter is one product (`affine`): Re(IDFT(DFT(x) w)) = x M^T with
+# For onnxruntime, each filter is one product (`targets.onnxruntime.fusion`): Re(IDFT(DFT(x) w)) = x M^T with
 # M = Re(F^-1 diag(w) F), one per channel; the batch's rows are moved next to each other
 # so that each channel's product is a matrix's.
 

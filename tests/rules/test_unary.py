@@ -23,20 +23,20 @@ FUNCTION_OPS = {
     "Tan": Ops(Add=1, Cos=1, Cosh=1, Div=4, Mul=3, Neg=2, Sin=1, Tanh=1),
     "Tanh": Ops(Add=1, Cos=1, Cosh=1, Div=4, Mul=3, Sin=1, Tanh=1),
     "Reciprocal": Ops(Abs=2, Add=1, Div=6, Max=2, Mul=2, Neg=1),  # conj(c) / |c|^2 / s
-    "Sign": Ops(Abs=2, Add=1, Div=5, Max=3, Min=2, Mul=1, Sqrt=1),  # (z / m) / sqrt(1 + q^2)
+    "Sign": Ops(Abs=2, Add=1, Div=5, Max=2, Min=2, Mul=1, Sqrt=1),  # (z / m) / sqrt(1 + q^2)
     "Log": Ops(Abs=4, Add=4, Atan=1, Cast=3, Div=4, IsInf=1, Less=3, Log=2, Max=4, Min=5,
                Mul=5, Sqrt=1, Sub=5, Where=1),  # log|z| + i arg z
-    "Sqrt": Ops(Abs=2, Add=4, Cast=2, Div=6, IsInf=1, Less=2, Max=5, Min=6, Mul=5, Sqrt=3,
+    "Sqrt": Ops(Abs=2, Add=4, Cast=2, Div=6, IsInf=1, Less=2, Max=4, Min=6, Mul=5, Sqrt=3,
                 Sub=2, Where=1),
-    "Asin": Ops(Abs=11, Add=19, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=13,
+    "Asin": Ops(Abs=11, Add=19, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=11,
                 Min=15, Mul=32, Neg=1, Sqrt=7, Sub=17, Where=5),
-    "Acos": Ops(Abs=11, Add=19, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=13,
+    "Acos": Ops(Abs=11, Add=19, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=11,
                 Min=15, Mul=29, Neg=1, Sqrt=7, Sub=16, Where=5),
     "Atan": Ops(Abs=6, Add=8, Atan=1, Cast=5, Div=7, IsInf=2, Less=5, Log=1, Max=5, Min=5,
                 Mul=17, Neg=2, Sqrt=1, Sub=12, Where=2),
-    "Asinh": Ops(Abs=11, Add=19, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=13,
+    "Asinh": Ops(Abs=11, Add=19, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=11,
                  Min=15, Mul=32, Neg=3, Sqrt=7, Sub=17, Where=5),
-    "Acosh": Ops(Abs=11, Add=20, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=13,
+    "Acosh": Ops(Abs=11, Add=20, Atan=1, Cast=10, Div=18, IsInf=4, Less=11, Log=3, Max=11,
                  Min=15, Mul=29, Sqrt=7, Sub=15, Where=5),
     "Atanh": Ops(Abs=6, Add=8, Atan=1, Cast=5, Div=7, IsInf=2, Less=5, Log=1, Max=5, Min=5,
                  Mul=17, Sqrt=1, Sub=12, Where=2),

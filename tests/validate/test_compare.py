@@ -77,6 +77,7 @@ def test_the_package_exports_what_validation_offers():
         "ValidationResult", "edge_positions", "edge_values", "edges_in", "import_onnxruntime",
         "load_expected", "load_saved", "npz_bytes", "random_inputs", "replay_outputs",
         "resolve_providers", "resolve_shapes", "run_onnxruntime", "run_reference", "upcast",
-        "validate", "with_edges", "without_edges",
+        "validate", "with_edges", "without_edges", "OPENVINO_CONFIG", "RUNTIMES",
+        "choose_runtime", "import_openvino", "import_runtime", "run_openvino",
     }  # fmt: skip
     assert all(hasattr(package, name) for name in package.__all__)

@@ -9,10 +9,12 @@ import pytest
 from helpers import Ops, assert_rewrites, crandn, init, make_model, op_counts, vi
 from onnx import TensorProto, helper
 
-from onnx_decomplex import affine, decomplex
+from onnx_decomplex import decomplex
+from onnx_decomplex.targets.common import chains, probe
+from onnx_decomplex.targets.onnxruntime import fusion
 
 F32 = np.float32
-PROBE_RANGE = affine._probe_range
+PROBE_RANGE = probe.probe_range
 
 
 def _graph(nodes, inputs, outputs, inits=()) -> onnx.GraphProto:
@@ -31,7 +33,7 @@ def test_carriers_follow_what_each_op_is_affine_in():
         [vi("square", F32, [4]), vi("size", F32, [4])],
         [init("c", np.ones(4, F32))],
     )  # fmt: skip
-    carry = affine.carriers(g)
+    carry = chains.carriers(g)
     assert carry["scaled"] == carry["shifted"] == carry["same"] == {"x"}
     assert carry["s"] == carry["c"] == frozenset()
     # A product of two carried values, and a nonlinear op, start chains of their own.
@@ -134,22 +136,22 @@ def test_probe_reads_a_map_per_channel_and_checks_it():
     def per_channel(x):
         return np.einsum("bcn,ckn->bck", x, m).astype(F32)
 
-    f = affine._probe(per_channel, [2, 3, 4], F32, flexible=[0])
+    f = probe.probe(per_channel, [2, 3, 4], F32, flexible=[0])
     assert f is not None and np.allclose(f.m[0], m, atol=1e-5)
     assert f.b.shape == (1, 1, 5) and not np.any(f.b)
 
     def by_row(x):  # each batch row its own map: no M shared along the first axis
         return per_channel(x) * np.arange(1, x.shape[0] + 1)[:, None, None]
 
-    assert affine._probe(by_row, [2, 3, 4], F32, flexible=[0]) is None
+    assert probe.probe(by_row, [2, 3, 4], F32, flexible=[0]) is None
 
 
 def test_a_map_too_large_to_read_whole_is_read_in_its_range(monkeypatch):
     """Past `MAX_PROBE_BYTES`, M is read in a basis of its range, found from random
     signals: the same two products, without M ever held whole."""
-    monkeypatch.setattr(affine, "MAX_PROBE_BYTES", 1024)
+    monkeypatch.setattr(probe, "MAX_PROBE_BYTES", 1024)
     read = []
-    monkeypatch.setattr(affine, "_probe_range", lambda *a: read.append(1) or PROBE_RANGE(*a))
+    monkeypatch.setattr(probe, "probe_range", lambda *a: read.append(1) or PROBE_RANGE(*a))
     w = crandn(np.random.default_rng(8), [8, 4])
     out = assert_rewrites(GEN.half_spectrum_filter([2, 8, 64], w), target="onnxruntime")
     assert read and op_counts(out)["MatMul"] == 2
@@ -161,7 +163,7 @@ def test_a_map_of_full_rank_too_large_to_read_whole_is_left():
     def full_rank(x):
         return np.cumsum(x, axis=-1)
 
-    f = affine._probe_range(full_rank, [2, 3, 128], F32, np.zeros((2, 3, 128)))
+    f = probe.probe_range(full_rank, [2, 3, 128], F32, np.zeros((2, 3, 128)))
     assert f is None
 
 
@@ -185,9 +187,9 @@ def test_a_long_elementwise_chain_is_not_read_whole(monkeypatch):
     real values would cost far more than the chain, so it is never read (only the 2x2
     map of each (re, im) pair is, in one run), and the chain stays."""
     read = []
-    probe = affine._probe
+    original = probe.probe
     monkeypatch.setattr(
-        affine, "_probe", lambda run, shape, *a: read.append(shape) or probe(run, shape, *a)
+        fusion, "probe", lambda run, shape, *a: read.append(shape) or original(run, shape, *a)
     )
     rng, nodes, inits, x = np.random.default_rng(9), [], [], "x"
     for i in range(20):

@@ -1,4 +1,9 @@
-"""float64 -> float32, for TensorRT, which has no float64 tensors.
+"""float64 -> float32 (and complex128 -> complex64), for TensorRT, which has no float64
+tensors, and OpenVINO, whose CPU plugin computes float64 in float32.
+
+The `normalize` pass narrows the native-complex model before the rewrite, so that the
+rewrite's formulas take float32's limits (a float64 constant such as the least normal
+float64 would turn to 0 in float32); the target's form narrows what is left after.
 
 Every place a type is spelled is narrowed: graph inputs, outputs and value_info,
 initializers, tensor attributes (Constant, ConstantOfShape), type attributes
@@ -18,10 +23,13 @@ import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 from onnx.external_data_helper import uses_external_data
 
-from ..dtypes import TYPE_ATTRIBUTES
-from ..errors import DecomplexError
-from ..graphs import labeled_graphs, node_graphs, node_label
-from ..load import external_array
+from ...dtypes import TYPE_ATTRIBUTES
+from ...errors import DecomplexError
+from ...graphs import labeled_graphs, node_graphs, node_label
+from ...load import external_array
+
+NARROWER = {TensorProto.DOUBLE: TensorProto.FLOAT, TensorProto.COMPLEX128: TensorProto.COMPLEX64}
+"""Each double type, and the single one it becomes."""
 
 
 @dataclass
@@ -44,17 +52,26 @@ def _narrow_tensor(t: TensorProto, external_dir: Path | None, narrowed: Narrowed
         value = external_array(t, external_dir)
     else:
         value = numpy_helper.to_array(t)
+    if value.dtype.kind == "c":
+        re, im = _clamped(value.real, narrowed), _clamped(value.imag, narrowed)
+        value = (re + 1j * im).astype(np.complex64)
+    else:
+        value = _clamped(value, narrowed)
+    t.CopyFrom(numpy_helper.from_array(value, t.name))
+
+
+def _clamped(value: np.ndarray, narrowed: Narrowed) -> np.ndarray:
+    """float64 values as float32, finite ones past its range clamped to +-FLT_MAX."""
     big = np.finfo(np.float32).max
     finite = np.isfinite(value)
     narrowed.clamped += int(np.count_nonzero(finite & (np.abs(value) > big)))
-    value = np.where(finite, np.clip(value, -big, big), value).astype(np.float32)
-    t.CopyFrom(numpy_helper.from_array(value, t.name))
+    return np.where(finite, np.clip(value, -big, big), value).astype(np.float32)
 
 
 def _narrow_type(tp: onnx.TypeProto) -> bool:
     kind = tp.WhichOneof("value")
-    if kind == "tensor_type" and tp.tensor_type.elem_type == TensorProto.DOUBLE:
-        tp.tensor_type.elem_type = TensorProto.FLOAT
+    if kind == "tensor_type" and tp.tensor_type.elem_type in NARROWER:
+        tp.tensor_type.elem_type = NARROWER[tp.tensor_type.elem_type]
         return True
     inner = {
         "sequence_type": lambda: tp.sequence_type.elem_type,
@@ -70,7 +87,7 @@ def _narrow_graph(g: onnx.GraphProto, where: str, base: Path | None, n: Narrowed
             if _narrow_type(v.type) and kind != "value_info":
                 n.places.append(f"{where}{kind} '{v.name}'")
     for t in g.initializer:
-        if t.data_type == TensorProto.DOUBLE:
+        if t.data_type in NARROWER:
             _narrow_tensor(t, base, n)
             n.places.append(f"{where}initializer '{t.name}'")
     _narrow_nodes(g.node, where, base, n)
@@ -80,27 +97,27 @@ def _narrow_nodes(nodes, where: str, base: Path | None, n: Narrowed) -> None:
     for node in nodes:
         label = node_label(node, where)
         for attr in node.attribute:
-            if attr.type == AttributeProto.TENSOR and attr.t.data_type == TensorProto.DOUBLE:
+            if attr.type == AttributeProto.TENSOR and attr.t.data_type in NARROWER:
                 _narrow_tensor(attr.t, base, n)
                 n.places.append(f"{label} attribute '{attr.name}'")
             elif attr.type == AttributeProto.TENSORS:
                 for t in attr.tensors:
-                    if t.data_type == TensorProto.DOUBLE:
+                    if t.data_type in NARROWER:
                         _narrow_tensor(t, base, n)
                         n.places.append(f"{label} attribute '{attr.name}'")
             elif (
                 attr.type == AttributeProto.INT
                 and attr.name in TYPE_ATTRIBUTES
-                and attr.i == TensorProto.DOUBLE
+                and attr.i in NARROWER
             ):
-                attr.i = TensorProto.FLOAT
+                attr.i = NARROWER[attr.i]
                 n.places.append(f"{label} attribute '{attr.name}'")
 
 
 def narrow_double(
     model: onnx.ModelProto, external_dir: str | Path | None = None
 ) -> tuple[onnx.ModelProto, Narrowed]:
-    """`model` with every float64 type and value made float32.
+    """`model` with every float64 (complex128) type and value made float32 (complex64).
 
     Args:
         model: Any model; it is not modified.

@@ -13,8 +13,8 @@ from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.reference import evaluator
-from onnx_decomplex.trt import lower
-from onnx_decomplex.trt.lower import LOWERINGS, lowering
+from onnx_decomplex.targets.common import transforms
+from onnx_decomplex.targets.common.lowering import LOWERINGS, lowering
 
 
 def assert_lowers(model, feeds, ops=None, atol=1e-5, rtol=1e-4):
@@ -65,7 +65,7 @@ def test_dft_two_sided(opset, length, inverse, parts):
     rng = np.random.default_rng(1)
     model = dft_model((3, 8, parts), opset, length=length, axis=1, inverse=inverse)
     x = rng.standard_normal((3, 8, parts)).astype(np.float32)
-    dense = (length or 8) <= lower.DENSE_MAX_LENGTH  # 13, a prime: Bluestein's form
+    dense = (length or 8) <= transforms.DENSE_MAX_LENGTH  # 13, a prime: Bluestein's form
     assert_lowers(model, {"x": x}, ops=["MatMul", "Reshape", "Reshape"] if dense else None)
 
 
@@ -77,7 +77,7 @@ def test_dft_one_sided_forward(opset, length):
     model = dft_model((2, 8, 1), opset, length=length, axis=1, onesided=1)
     out, _ = assert_lowers(model, {"x": rng.standard_normal((2, 8, 1)).astype(np.float32)})
     bins = (length or 8) // 2 + 1
-    if (length or 8) <= lower.DENSE_MAX_LENGTH:
+    if (length or 8) <= transforms.DENSE_MAX_LENGTH:
         matrix = next(t for t in out.graph.initializer if "dft_matrix" in t.name)
         assert list(matrix.dims) == [8, 2 * bins]
 
@@ -296,8 +296,8 @@ def test_fnet_sizes_match_reference(length):
 
 
 def test_huge_matrix_is_refused(monkeypatch):
-    monkeypatch.setattr(lower, "MAX_MATRIX_BYTES", 1 << 16)
-    monkeypatch.setattr(lower, "DENSE_MAX_LENGTH", 128)
+    monkeypatch.setattr(transforms, "MAX_MATRIX_BYTES", 1 << 16)
+    monkeypatch.setattr(transforms, "DENSE_MAX_LENGTH", 128)
     model = dft_model((1, 128, 2), 20, axis=1)  # 256 x 256 float32: 256 KiB
     with pytest.raises(DecomplexError, match="needs a 0.2 MiB DFT matrix, over the 0.1 MiB limit"):
         decomplex(model, target="tensorrt")
@@ -317,7 +317,7 @@ def test_four_step(length, n_in, inverse, onesided, parts):
     x = rng.standard_normal((3, n_in, parts)).astype(np.float32)
     out, report = assert_lowers(model, {"x": x})
     assert op_types(out).count("MatMul") == 2
-    l1, l2 = lower._factor(length)
+    l1, l2 = transforms._factor(length)
     assert report.matrix_bytes == 4 * (l1 * parts * 2 * l1 + l1 * (2 * l2) ** 2)
 
 

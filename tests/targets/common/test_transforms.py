@@ -18,7 +18,7 @@ from onnx import helper
 
 from onnx_decomplex import decomplex
 
-FOLDER = Path(__file__).resolve().parent.parent / "fixtures" / "transforms"
+FOLDER = Path(__file__).resolve().parents[3] / "fixtures" / "transforms"
 TENSORFLOW = json.loads((FOLDER / "errors.json").read_text())
 spec = importlib.util.spec_from_file_location("make_errors", FOLDER / "make_errors.py")
 CASES = importlib.util.module_from_spec(spec)

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 from onnx_decomplex.passes.state import Files
 from onnx_decomplex.pipeline import convert_file
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 F32 = np.float32
 
 

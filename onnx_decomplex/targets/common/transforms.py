@@ -1,44 +1,34 @@
-"""The TensorRT-compatibility lowering: real ops that TensorRT's ONNX parser lacks.
-
-It runs on the packed-real model (`decomplex(..., target="tensorrt")`), and its
-output is an ordinary ONNX model, checked and validated in onnxruntime like any
-other rewrite. One lowering per op type, registered with `@lowering`:
+"""DFT and STFT as MatMuls by matrices computed in float64 and rounded once:
 
     DFT(x, L, axis)       -> Reshape(MatMul(Reshape(x, [..., n*c]), M), [..., K, c']) up
                              to length 12; past it, two MatMuls of the four-step form
                              where L factors, or four of Bluestein's where it does not
                              (accurate at float32's level, docs/transforms.md)
     STFT(x, step, win, L) -> the same on Gather(x, frame indices), the window in M
-    Compress(x, cond)     -> Gather(x, nonzero(cond))
-    NonZero(x)            -> NonZero(Cast(x, float)), x not float32 or float16
-    Einsum(x, w)          -> MatMul, between Transposes and Reshapes (`einsum.plan`)
 
 M is the real block of the DFT matrix (`cmath.dft_coefficients`), built in numpy,
 so transform lengths must be static. A transform axis other than the one before
-(re, im) is moved there and back with Transpose. float64 is narrowed to float32
-afterwards (`narrow.narrow_double`), since TensorRT has no float64.
+(re, im) is moved there and back with Transpose. Every target takes these forms:
+onnxruntime's own float32 DFT is far less accurate than a float32 FFT, OpenVINO's
+misreads some DFTs' shapes and axes and has no float64 one, and TensorRT has none.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
-import onnx
 import onnx_graphsurgeon as gs
 
-from .. import cmath
-from ..constants import gs_value
-from ..emit import Emitter
-from ..errors import DecomplexError
-from ..graphs import is_default_domain
-from ..shapes import declared_dims, infer_shapes
-from ..tidy import keep_model_fields
-from . import einsum as einsum_plan
-from . import registrar
+from ... import cmath
+from ...constants import gs_value
+from ...emit import Emitter
+from ...graphs import dft_axis
+from .lowering import Lowered, lowering, op, refuse, scalar, static
+
+ACCURATE = frozenset({"DFT"})
+"""What every target lowers in a model the rewrite makes, for accuracy alone."""
 
 MAX_MATRIX_BYTES = 1 << 30
 """A dense DFT matrix larger than this is refused, when no other form applies: it
@@ -61,63 +51,6 @@ MAX_FACTOR = 128
 """A length L = L1 * L2 (L1 <= L2) takes the four-step form while L2 is at most this;
 a longer one (a prime, or twice a prime) takes Bluestein's, whose power-of-two length
 factors evenly."""
-
-LOWERINGS: dict[str, Callable] = {}
-lowering = registrar(LOWERINGS, "lowering")
-"""`@lowering("Op")`: registers fn(emitter, node, lowered), which replaces the node's
-output with nodes from the emitter and notes what it did in `lowered`, or returns False
-where the node needs no lowering."""
-
-
-@dataclass
-class Lowered:
-    """What the lowering changed.
-
-    Attributes:
-        ops: Nodes lowered, by op type.
-        matrix_bytes: Bytes of the DFT matrices it added.
-        notes: One line per lowered node.
-        max_length: Transforms longer than this are not lowered (None: any length).
-    """
-
-    ops: Counter = field(default_factory=Counter)
-    matrix_bytes: int = 0
-    notes: list[str] = field(default_factory=list)
-    max_length: int | None = None
-
-
-_CANNOT = "cannot lower for TensorRT: "
-
-
-def _fail(node: gs.Node, message: str, tensor: gs.Tensor | None = None) -> DecomplexError:
-    return DecomplexError(
-        f"{_CANNOT}{message}",
-        node=node.name,
-        op_type=node.op,
-        tensor=tensor.name if tensor is not None else None,
-    )
-
-
-def _op(e: Emitter, op: str, inputs: list, attrs: dict | None = None, out=None):
-    """One node of the running lowering; its output, `out` when given."""
-    return (
-        e.emit(op, inputs, attrs, outputs=[out])[0]
-        if out is not None
-        else e.emit(op, inputs, attrs)
-    )
-
-
-def _static(dim) -> int | None:
-    return dim if isinstance(dim, int) and dim >= 0 else None
-
-
-def _scalar(e: Emitter, t: gs.Tensor, what: str) -> int:
-    value = gs_value(t)
-    if value is None or value.size != 1:
-        raise _fail(
-            e.node, f"{what} is computed at run time; the MatMul form needs it as a constant", t
-        )
-    return int(value.reshape(()))
 
 
 @dataclass(frozen=True)
@@ -172,30 +105,38 @@ def _matmul_last_two(
 ):
     """Reshape x's last two axes into one of `width`, times m, then into `out_shape`."""
     keep = [0] * (rank - 2)  # 0 copies a dim, so leading dims may be dynamic
-    flat = _op(e, "Reshape", [x, np.array([*keep, width], np.int64)])
-    prod = _op(e, "MatMul", [flat, e.constant(np.ascontiguousarray(m), "dft_matrix")])
+    flat = op(e, "Reshape", [x, np.array([*keep, width], np.int64)])
+    prod = op(e, "MatMul", [flat, e.constant(np.ascontiguousarray(m), "dft_matrix")])
     lowered.matrix_bytes += m.nbytes
-    return _op(e, "Reshape", [prod, np.array([*keep, *out_shape], np.int64)], out=out)
+    return op(e, "Reshape", [prod, np.array([*keep, *out_shape], np.int64)], out=out)
 
 
 @lowering("DFT")
 def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     x, y = node.inputs[0], node.outputs[0]
     if x.shape is None:
-        raise _fail(node, "the signal's rank is unknown", x)
+        raise refuse(node, "the signal's rank is unknown", x)
     rank = len(x.shape)
-    axis = _dft_axis(e, node, rank)
+    given = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
+    value = None if given is None else scalar(e, given, "the axis")
+    axis = dft_axis(e.opset, rank, value, node.attrs.get("axis"))
+    if not 0 <= axis < rank - 1:
+        raise refuse(node, f"the transform axis {axis} is not one of the signal's", x)
     t = _dft_transform(e, node, axis, lowered)
     # A real one-sided spectrum (no imaginary parts) is rare: it keeps the dense form.
     form = "dense" if t.inverse and t.onesided and t.channels == 1 else _form(t.length)
+    if form != "dense" and lowered.native is not None and lowered.native(t.length):
+        form = "native"
 
     perm = None
     if axis != rank - 2:
         perm = [d for d in range(rank) if d not in (axis, rank - 1)] + [axis, rank - 1]
-        x = _op(e, "Transpose", [x], {"perm": perm})
+        x = op(e, "Transpose", [x], {"perm": perm})
     inner = None if perm is None else gs.Variable(e.fresh("moved"))
     out = inner or y
-    if form != "dense" and t.inverse and t.onesided:
+    if form == "native":
+        res = native(e, x, rank, t, out)
+    elif form != "dense" and t.inverse and t.onesided:
         # The real signal of a one-sided spectrum: its Hermitian whole, inverted.
         full = replace(t, n_in=t.length, channels=2, onesided=False)
         spectrum = _hermitian_whole(e, x, rank, t)
@@ -207,9 +148,10 @@ def dft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     else:
         res = _transform(e, lowered, x, rank, t, form, out)
     how = {"dense": "MatMul by its dense matrix", "bluestein": "Bluestein's chirp-z, four "
-           "MatMuls"}.get(form, "MatMuls of lengths {} and {} (four-step)".format(*form))  # fmt: skip
+           "MatMuls", "native": "one DFT of [rows, length, 2] on axis 1"}.get(
+        form, "MatMuls of lengths {} and {} (four-step)".format(*form))  # fmt: skip
     if perm is not None:
-        _op(e, "Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
+        op(e, "Transpose", [res], {"perm": [int(p) for p in np.argsort(perm)]}, out=y)
     node.outputs.clear()
     kind = "inverse " * t.inverse + "one-sided " * t.onesided
     lowered.notes.append(f"{node.name}: {kind}DFT of length {t.length} on axis {axis} -> {how}")
@@ -233,6 +175,33 @@ def _transform(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, form, 
     return _four_step(e, lowered, x, rank, t, form, out)
 
 
+def native(e: Emitter, x, rank: int, t: _Transform, out):
+    """`t` on x's axis -2 as one DFT node in the form every runtime reads alike, OpenVINO
+    2026.4's included (docs/openvino.md): a complex signal [rows, L, 2] transformed on
+    axis 1, two-sided; a one-sided spectrum sliced from it after, and a one-sided inverse
+    taken from its Hermitian whole, its real channel sliced after."""
+    if t.inverse and t.onesided:
+        x = _hermitian_whole(e, x, rank, t)
+    else:
+        x = _to_length(e, x, rank, replace(t, onesided=False))
+    if t.channels == 1 and not (t.inverse and t.onesided):
+        pads = np.zeros(2 * rank, np.int64)
+        pads[-1] = 1
+        x = op(e, "Pad", [x, pads])  # (x, 0): a real signal as a complex one
+    lead = op(e, "Slice", [op(e, "Shape", [x]), *(np.array([v], np.int64) for v in (0, rank - 2))])
+    rows = op(e, "Reshape", [x, np.array([-1, t.length, 2], np.int64)])
+    inverse = {"inverse": int(t.inverse)}
+    if e.opset >= 20:
+        y = op(e, "DFT", [rows, None, np.array(1, np.int64)], inverse)
+    else:
+        y = op(e, "DFT", [rows], {**inverse, "axis": 1})
+    if t.out_len != t.length or t.out_channels != 2:
+        starts, ends = np.array([0, 0], np.int64), np.array([t.out_len, t.out_channels], np.int64)
+        y = op(e, "Slice", [y, starts, ends, np.array([1, 2], np.int64)])
+    dims = np.array([t.out_len, t.out_channels], np.int64)
+    return op(e, "Reshape", [y, op(e, "Concat", [lead, dims], {"axis": 0})], out=out)
+
+
 def _hermitian_whole(e: Emitter, x, rank: int, t: _Transform):
     """The whole spectrum [..., L, 2] whose one-sided half x's axis -2 holds: bin k > L/2
     is conj(x[L - k]); the imaginary parts of bins 0 and L/2 are ignored, as the one-sided
@@ -246,35 +215,22 @@ def _hermitian_whole(e: Emitter, x, rank: int, t: _Transform):
     scale[0, 1] = 0
     if t.length % 2 == 0:
         scale[t.length // 2, 1] = 0
-    whole = _op(e, "Gather", [x, index.astype(np.int64)], {"axis": rank - 2})
-    return _op(e, "Mul", [whole, e.constant(scale, "hermitian")])
+    whole = op(e, "Gather", [x, index.astype(np.int64)], {"axis": rank - 2})
+    return op(e, "Mul", [whole, e.constant(scale, "hermitian")])
 
 
 def _real_channel(e: Emitter, x, rank: int, out):
     """x's real parts, [..., 1]."""
     ends = [np.array([v], np.int64) for v in (0, 1, rank - 1)]
-    return _op(e, "Slice", [x, *ends], out=out)
-
-
-def _dft_axis(e: Emitter, node: gs.Node, rank: int) -> int:
-    """The transform axis, from 0: an input from opset 20, an attribute before."""
-    if e.opset >= 20:
-        given = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2].name else None
-        axis = -2 if given is None else _scalar(e, given, "the axis")
-    else:
-        axis = int(node.attrs.get("axis", 1))
-    axis %= rank
-    if axis == rank - 1:
-        raise _fail(node, "the transform axis is the (re, im) axis", node.inputs[0])
-    return axis
+    return op(e, "Slice", [x, *ends], out=out)
 
 
 def _dft_transform(e: Emitter, node: gs.Node, axis: int, lowered: Lowered) -> _Transform:
     """The DFT's static facts, or a refusal saying which one is not static."""
     x = node.inputs[0]
-    n_in, channels = _static(x.shape[axis]), _static(x.shape[-1])
+    n_in, channels = static(x.shape[axis]), static(x.shape[-1])
     if n_in is None or channels not in (1, 2):
-        raise _fail(
+        raise refuse(
             node,
             f"the signal's shape {x.shape} gives no static transform length on axis {axis}; "
             "the MatMul form needs one",
@@ -284,13 +240,13 @@ def _dft_transform(e: Emitter, node: gs.Node, axis: int, lowered: Lowered) -> _T
     onesided = bool(node.attrs.get("onesided", 0))
     given = node.inputs[1] if len(node.inputs) > 1 and node.inputs[1].name else None
     if given is not None:
-        length = _scalar(e, given, "dft_length")
+        length = scalar(e, given, "dft_length")
     else:
         length = 2 * (n_in - 1) if inverse and onesided else n_in
     if length < 1:
-        raise _fail(node, f"transform length {length}", x)
+        raise refuse(node, f"transform length {length}", x)
     if x.dtype is None:
-        raise _fail(node, "the signal's type is unknown", x)
+        raise refuse(node, "the signal's type is unknown", x)
     # Taken now: the signal moved to axis -2 is a new tensor with no type recorded.
     return _Transform(n_in, channels, length, inverse, onesided, x.dtype)
 
@@ -325,19 +281,19 @@ def _four_step(
     )
     first, second = _four_step_matrices(t, l1, l2, pre, post)
     lowered.matrix_bytes += first.nbytes + second.nbytes
-    step = _op(e, "Transpose", [_op(e, "Reshape", [x, shape(l1, l2, t.channels)])], {"perm": swap})
+    step = op(e, "Transpose", [op(e, "Reshape", [x, shape(l1, l2, t.channels)])], {"perm": swap})
     by_row = () if pre is None else (1,)  # one matrix per n2: a row each
-    rows = _op(e, "Reshape", [step, shape(l2, *by_row, l1 * t.channels)])
-    step = _op(e, "MatMul", [rows, e.constant(np.ascontiguousarray(first), "dft_l1")])
-    step = _op(e, "Transpose", [_op(e, "Reshape", [step, shape(l2, l1, 2)])], {"perm": swap})
-    rows = _op(e, "Reshape", [step, shape(l1, 1, 2 * l2)])
-    step = _op(e, "MatMul", [rows, e.constant(np.ascontiguousarray(second), "dft_l2")])
-    step = _op(e, "Transpose", [_op(e, "Reshape", [step, shape(l1, l2, 2)])], {"perm": swap})
+    rows = op(e, "Reshape", [step, shape(l2, *by_row, l1 * t.channels)])
+    step = op(e, "MatMul", [rows, e.constant(np.ascontiguousarray(first), "dft_l1")])
+    step = op(e, "Transpose", [op(e, "Reshape", [step, shape(l2, l1, 2)])], {"perm": swap})
+    rows = op(e, "Reshape", [step, shape(l1, 1, 2 * l2)])
+    step = op(e, "MatMul", [rows, e.constant(np.ascontiguousarray(second), "dft_l2")])
+    step = op(e, "Transpose", [op(e, "Reshape", [step, shape(l1, l2, 2)])], {"perm": swap})
     if not t.onesided:
-        return _op(e, "Reshape", [step, shape(t.length, 2)], out=out)
-    full = _op(e, "Reshape", [step, shape(t.length, 2)])
+        return op(e, "Reshape", [step, shape(t.length, 2)], out=out)
+    full = op(e, "Reshape", [step, shape(t.length, 2)])
     bins = np.array([t.length // 2 + 1], np.int64)
-    return _op(e, "Slice", [full, np.array([0], np.int64), bins, axis], out=out)
+    return op(e, "Slice", [full, np.array([0], np.int64), bins, axis], out=out)
 
 
 def _to_length(e: Emitter, x, rank: int, t: _Transform):
@@ -345,11 +301,11 @@ def _to_length(e: Emitter, x, rank: int, t: _Transform):
     r = rank - 2
     if t.n_in > t.length:
         zero, end = np.array([0], np.int64), np.array([t.length], np.int64)
-        return _op(e, "Slice", [x, zero, end, np.array([r], np.int64)])
+        return op(e, "Slice", [x, zero, end, np.array([r], np.int64)])
     if t.n_in < t.length:
         pads = np.zeros(2 * rank, np.int64)
         pads[rank + r] = t.length - t.n_in
-        return _op(e, "Pad", [x, pads])
+        return op(e, "Pad", [x, pads])
     return x
 
 
@@ -364,7 +320,7 @@ def _check_bytes(e: Emitter, length: int, nbytes: int, limit: int, matrices: str
     put in) take `nbytes`, past `limit`."""
     if nbytes > limit:
         size = matrices.format(f"{nbytes / 2**20:.1f}")
-        raise _fail(
+        raise refuse(
             e.node,
             f"a transform of length {length} needs {size}, over the {limit / 2**20:.1f} MiB limit",
         )
@@ -423,7 +379,7 @@ def _bluestein(e: Emitter, lowered: Lowered, x, rank: int, t: _Transform, out):
     conv = _four_step(e, lowered, spectrum, rank, inverse, (l1, l2), None, post=post)
     end = t.length // 2 + 1 if t.onesided else t.length
     ends = [np.array([v], np.int64) for v in (0, end, rank - 2)]
-    return _op(e, "Slice", [conv, *ends], out=out)
+    return op(e, "Slice", [conv, *ends], out=out)
 
 
 @lowering("STFT")
@@ -432,26 +388,26 @@ def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     inputs = [*node.inputs, *[None] * (4 - len(node.inputs))]
     step_t, window_t, length_t = inputs[1], inputs[2], inputs[3]
     if x.shape is None or len(x.shape) != 3:
-        raise _fail(node, "the signal must be [batch, length, 1 or 2] with a known rank", x)
-    total, channels = _static(x.shape[1]), _static(x.shape[2])
+        raise refuse(node, "the signal must be [batch, length, 1 or 2] with a known rank", x)
+    total, channels = static(x.shape[1]), static(x.shape[2])
     if total is None or channels not in (1, 2):
-        raise _fail(
+        raise refuse(
             node,
             f"the signal's shape {x.shape} has a dynamic length; the frames are gathered "
             "with constant indices, which need it static",
             x,
         )
-    step = _scalar(e, step_t, "frame_step")
+    step = scalar(e, step_t, "frame_step")
     window = gs_value(window_t)
     has_window = window_t is not None and bool(window_t.name)
     if has_window and window is None:
-        width = _static((window_t.shape or [None])[0])
+        width = static((window_t.shape or [None])[0])
         if width is None:
-            raise _fail(node, "the window's length is dynamic", window_t)
+            raise refuse(node, "the window's length is dynamic", window_t)
     else:
         width = None if window is None else int(window.shape[0])
     if length_t is not None and length_t.name:
-        length = _scalar(e, length_t, "frame_length")
+        length = scalar(e, length_t, "frame_length")
     else:
         length = width if width is not None else total
     width = width if width is not None else length
@@ -459,22 +415,22 @@ def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
     onesided = bool(node.attrs.get("onesided", 1))
     frames = 1 + (total - length) // step
     if frames < 1 or step < 1:
-        raise _fail(node, f"{frames} frames of {length} from a signal of {total}", x)
+        raise refuse(node, f"{frames} frames of {length} from a signal of {total}", x)
     if lowered.max_length is not None and length > lowered.max_length:
-        raise _fail(node, f"length {length}, past {lowered.max_length}, where the op is faster")
+        raise refuse(node, f"length {length}, past {lowered.max_length}, where the op is faster")
 
     index = np.arange(frames)[:, None] * step + np.arange(width)[None, :]
     signal = x
     if index.max() >= total:  # a window longer than the frame reads zeros past the end
         pads = np.array([0, 0, 0, 0, index.max() + 1 - total, 0], np.int64)
-        signal = _op(e, "Pad", [x, pads])
-    gathered = _op(e, "Gather", [signal, index.astype(np.int64)], {"axis": 1})
+        signal = op(e, "Pad", [x, pads])
+    gathered = op(e, "Gather", [signal, index.astype(np.int64)], {"axis": 1})
     m = _dft_block(e, _Transform(width, channels, length, False, onesided, x.dtype))
     if window is not None:
         # Rows of M are (sample, part): scaling row j by w_j windows the frame for free.
         m = m * np.repeat(window.astype(m.dtype), channels)[:, None]
     elif has_window:
-        gathered = _op(e, "Mul", [gathered, _op(e, "Reshape", [window_t, np.array([-1, 1])])])
+        gathered = op(e, "Mul", [gathered, op(e, "Reshape", [window_t, np.array([-1, 1])])])
     out_len = length // 2 + 1 if onesided else length
     _matmul_last_two(e, lowered, gathered, 4, width * channels, m, [out_len, 2], y)
     node.outputs.clear()
@@ -482,196 +438,3 @@ def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
         f"{node.name}: STFT of {frames} frames of {length} -> Gather, MatMul by a "
         f"{m.shape[0]}x{m.shape[1]} matrix"
     )
-
-
-@lowering("Compress")
-def compress(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
-    x, cond, y = node.inputs[0], node.inputs[1], node.outputs[0]
-    axis = node.attrs.get("axis")
-    if axis is None:
-        x, axis = _op(e, "Reshape", [x, np.array([-1], np.int64)]), 0
-    value = gs_value(cond)
-    if value is not None:
-        index = np.flatnonzero(value.astype(bool)).astype(np.int64)
-        how = "constant indices"
-    else:
-        # NonZero takes floats in TensorRT, not booleans.
-        as_float = _op(e, "Cast", [cond], {"to": onnx.TensorProto.FLOAT})
-        index = _op(e, "Reshape", [_op(e, "NonZero", [as_float]), np.array([-1], np.int64)])
-        how = "NonZero of the condition"
-    _op(e, "Gather", [x, index], {"axis": int(axis)}, out=y)
-    node.outputs.clear()
-    lowered.notes.append(f"{node.name}: Compress -> Gather with {how}")
-
-
-def _dims(t: gs.Tensor, rank: int) -> list:
-    shape = t.shape if t.shape is not None and len(t.shape) == rank else [None] * rank
-    return [_static(d) for d in shape]
-
-
-def _arranged(e: Emitter, t, perm, shape):
-    """`t` transposed by `perm`, then reshaped to `shape` (0 copies a dim), each where
-    given: in numpy for a constant, else by nodes."""
-    if perm is None and shape is None:
-        return t
-    value = gs_value(t)
-    if value is not None:
-        value = value if perm is None else np.transpose(value, perm)
-        if shape is not None:
-            value = value.reshape([value.shape[i] if v == 0 else v for i, v in enumerate(shape)])
-        return np.ascontiguousarray(value)
-    if perm is not None:
-        t = _op(e, "Transpose", [t], {"perm": list(perm)})
-    if shape is not None:
-        t = _op(e, "Reshape", [t, np.array(shape, np.int64)])
-    return t
-
-
-@lowering("Einsum")
-def einsum(e: Emitter, node: gs.Node, lowered: Lowered) -> bool | None:
-    """An Einsum of two operands as one MatMul, between the Transposes and Reshapes that
-    put its letters in place (`einsum.plan`); a constant operand is arranged at rewrite
-    time. jax2onnx writes every dot_general as an Einsum; this form takes 0.18 to 0.95 of
-    the time of onnxruntime's Einsum, measured on FNO's and Llama's equations."""
-    equation = str(node.attrs.get("equation", ""))
-    terms = equation.replace(" ", "").partition("->")[0].split(",")
-    if len(node.inputs) != 2 or len(terms) != 2:
-        return False
-    constant = [gs_value(t) is not None for t in node.inputs]
-    x_index = 1 if constant[0] and not constant[1] else 0
-    x, w = node.inputs[x_index], node.inputs[1 - x_index]
-    found = einsum_plan.plan(
-        equation,
-        x_index,
-        _dims(x, len(terms[x_index])),
-        _dims(w, len(terms[1 - x_index])),
-        w_runtime=not constant[1 - x_index],
-    )
-    if found is None:
-        return False
-    xs = _arranged(e, x, found.x_perm, found.x_shape)
-    ws = _arranged(e, w, found.w_perm, found.w_shape)
-    y = _op(e, "MatMul", [xs, ws] if found.x_left else [ws, xs])
-    if found.y_shape is not None:
-        y = _op(e, "Reshape", [y, np.array(found.y_shape, np.int64)])
-    if found.y_perm is not None:
-        y = _op(e, "Transpose", [y], {"perm": list(found.y_perm)})
-    e.bind(node.outputs[0], y)
-    node.outputs.clear()
-    lowered.notes.append(f"{node.name}: Einsum '{equation}' -> MatMul")
-
-
-@lowering("NonZero")
-def nonzero(e: Emitter, node: gs.Node, lowered: Lowered) -> bool | None:
-    x, y = node.inputs[0], node.outputs[0]
-    if x.dtype is not None and np.dtype(x.dtype) in (np.float32, np.float16):
-        return False  # TensorRT takes it as it is
-    # TensorRT's NonZero takes floats, not booleans or integers (jax2onnx's ScatterND
-    # writes one of a mask); the cast keeps which elements are nonzero.
-    _op(e, "NonZero", [_op(e, "Cast", [x], {"to": onnx.TensorProto.FLOAT})], out=y)
-    node.outputs.clear()
-    lowered.notes.append(f"{node.name}: NonZero of its input cast to float")
-
-
-def _lower_graph(e: Emitter, lowered: Lowered, declared: dict, ops, strict: bool) -> None:
-    graph, replaced = e.graph, []
-    for node in list(graph.nodes):
-        for sub in node.subgraphs():
-            _lower_graph(e.child(sub), lowered, {}, ops, strict)
-        fn = LOWERINGS.get(node.op) if node.op in ops and is_default_domain(node.domain) else None
-        if fn is None:
-            continue
-        outputs = list(node.outputs)
-        e.node = node
-        try:
-            if fn(e, node, lowered) is False:
-                continue  # nothing to lower, nothing emitted
-        except DecomplexError as error:
-            if strict:
-                raise
-            # What was emitted before the refusal is unused, and cleaned up below.
-            why = error.message.removeprefix(_CANNOT)
-            lowered.notes.append(f"{node.name}: {node.op} kept as it is: {why}")
-            continue
-        replaced += outputs
-        lowered.ops[node.op] += 1
-        node.inputs.clear()
-    # Inferred shapes of the old ops may disagree with the emitted ones (ONNX infers
-    # STFT as two-sided by default, while the op is one-sided): only what the model
-    # itself declared is kept, and the rest is inferred again. Later lowerings read
-    # them first, so this waits until all are done.
-    for t in replaced:
-        t.shape = declared.get(t.name)
-    graph.cleanup(remove_unused_graph_inputs=False).toposort()
-
-
-def lower_for_tensorrt(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, Lowered]:
-    """Replaces the ops in LOWERINGS by ones TensorRT imports.
-
-    Args:
-        model: A real model.
-        opset: Its default-domain opset.
-
-    Returns:
-        The lowered model (the same object when nothing needed lowering) and what
-        changed. Its value_info is dropped, to be inferred again.
-
-    Raises:
-        DecomplexError: A node cannot be lowered, such as a transform of dynamic length.
-    """
-    return lower(model, opset, set(LOWERINGS))
-
-
-def lower(
-    model: onnx.ModelProto,
-    opset: int,
-    ops: set[str],
-    strict: bool = True,
-    max_length: int | None = None,
-) -> tuple[onnx.ModelProto, Lowered]:
-    """Replaces the nodes of `ops` (of LOWERINGS) by their lowerings.
-
-    With `strict` off, a node that cannot be lowered (a transform of dynamic length,
-    or one longer than `max_length`) is kept as it is, and a note says why: the
-    lowering is then a choice, not a need. Otherwise, as `lower_for_tensorrt`.
-    """
-    found = {n.op_type for n in _all_nodes(model.graph)} & set(ops)
-    if not found:
-        return model, Lowered()
-    lowered = Lowered(max_length=max_length)
-    graph = _shaped(model)
-    if any(n.op == "DFT" and not _all_static(n.inputs[0].shape) for n in graph.nodes):
-        # A transform's length may be static yet computed (tf2onnx's roll: Shape, Slice,
-        # Mod): folded, its shape is known.
-        try:
-            graph.fold_constants(fold_shapes=True).cleanup(remove_unused_graph_inputs=False)
-            graph = _shaped(gs.export_onnx(graph, do_type_check=False))
-        except Exception:  # nothing folds: the lowerings that need a shape say so
-            graph = _shaped(model)
-    declared = {o.name: declared_dims(o) for o in model.graph.output}
-    _lower_graph(Emitter(graph, opset), lowered, declared, ops, strict)
-    if not lowered.ops:
-        return model, lowered
-    out = gs.export_onnx(graph, do_type_check=False)
-    keep_model_fields(model, out)
-    return out, lowered
-
-
-def _shaped(model: onnx.ModelProto) -> gs.Graph:
-    """`model` in onnx-graphsurgeon, its shapes inferred where inference runs."""
-    try:
-        return gs.import_onnx(infer_shapes(model, data_prop=True))
-    except Exception:  # the lowerings that need a shape say so themselves
-        return gs.import_onnx(model)
-
-
-def _all_static(shape) -> bool:
-    return shape is not None and all(_static(d) is not None for d in shape)
-
-
-def _all_nodes(graph: onnx.GraphProto):
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
-                yield from _all_nodes(g)

@@ -12,7 +12,7 @@ from onnx_decomplex.errors import DecomplexError
 from onnx_decomplex.passes.state import Files
 from onnx_decomplex.pipeline import convert_file, siblings
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 MODELS = not_peers(sorted(FIXTURES.glob("**/*.onnx")))
 
 

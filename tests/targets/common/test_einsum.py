@@ -1,4 +1,4 @@
-"""An Einsum of two operands as one MatMul (`trt.einsum.plan`, the onnxruntime and
+"""An Einsum of two operands as one MatMul (`targets.common.einsum.plan`, the onnxruntime and
 TensorRT targets): the nodes emitted, and the numbers against numpy's einsum, for the
 equations exporters write and for random ones."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from onnx import helper
 
 from onnx_decomplex import decomplex
-from onnx_decomplex.trt.einsum import plan
+from onnx_decomplex.targets.common.einsum import plan
 
 
 def einsum_model(equation, x_shape, w=None, w_shape=None, w_first=False, x_dims=None):

@@ -13,10 +13,12 @@ left, MatMul(w as [G, W, C], x as [G, C, X]) -> [G, W, X]; then a Reshape to one
 letter, and a Transpose into the output's order where the groups are not in it. Of the
 ways to choose G, the plan with the fewest Transposes of runtime values is taken, then
 the fewest Reshapes, then the fewest batch axes: `bsd,kd->bsk` is one MatMul by w
-transposed at rewrite time,
-`bix,io->box` one MatMul with w on the left, `bixy,io->boxy` the same between two
-Reshapes. Where a letter repeats in a term (a diagonal), a term is a scalar, or a letter
+transposed at rewrite time, `bix,io->box` one MatMul with w on the left, `bixy,io->boxy`
+the same between two Reshapes. Where a letter repeats in a term (a diagonal), a term is a scalar, or a letter
 of one operand is summed alone, there is no plan.
+
+`einsum`, the lowering, puts the plan in the node's place; a constant operand is
+arranged at rewrite time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import onnx_graphsurgeon as gs
+
+from ...constants import gs_value
+from ...emit import Emitter
+from .lowering import Lowered, lowering, op, static
 
 
 @dataclass(frozen=True)
@@ -167,3 +174,60 @@ def _plan(groups, c: str, x_left: bool, tx: str, tw: str, out: str, dims: dict) 
         y_shape=_reshape(product, list(letters), dims),
         y_perm=_perm(letters, out),
     )
+
+
+def _dims(t: gs.Tensor, rank: int) -> list:
+    shape = t.shape if t.shape is not None and len(t.shape) == rank else [None] * rank
+    return [static(d) for d in shape]
+
+
+def _arranged(e: Emitter, t, perm, shape):
+    """`t` transposed by `perm`, then reshaped to `shape` (0 copies a dim), each where
+    given: in numpy for a constant, else by nodes."""
+    if perm is None and shape is None:
+        return t
+    value = gs_value(t)
+    if value is not None:
+        value = value if perm is None else np.transpose(value, perm)
+        if shape is not None:
+            value = value.reshape([value.shape[i] if v == 0 else v for i, v in enumerate(shape)])
+        return np.ascontiguousarray(value)
+    if perm is not None:
+        t = op(e, "Transpose", [t], {"perm": list(perm)})
+    if shape is not None:
+        t = op(e, "Reshape", [t, np.array(shape, np.int64)])
+    return t
+
+
+@lowering("Einsum")
+def einsum(e: Emitter, node: gs.Node, lowered: Lowered) -> bool | None:
+    """An Einsum of two operands as one MatMul, between the Transposes and Reshapes that
+    put its letters in place (`einsum.plan`); a constant operand is arranged at rewrite
+    time. jax2onnx writes every dot_general as an Einsum; this form takes 0.18 to 0.95 of
+    the time of onnxruntime's Einsum, measured on FNO's and Llama's equations."""
+    equation = str(node.attrs.get("equation", ""))
+    terms = equation.replace(" ", "").partition("->")[0].split(",")
+    if len(node.inputs) != 2 or len(terms) != 2:
+        return False
+    constant = [gs_value(t) is not None for t in node.inputs]
+    x_index = 1 if constant[0] and not constant[1] else 0
+    x, w = node.inputs[x_index], node.inputs[1 - x_index]
+    found = plan(
+        equation,
+        x_index,
+        _dims(x, len(terms[x_index])),
+        _dims(w, len(terms[1 - x_index])),
+        w_runtime=not constant[1 - x_index],
+    )
+    if found is None:
+        return False
+    xs = _arranged(e, x, found.x_perm, found.x_shape)
+    ws = _arranged(e, w, found.w_perm, found.w_shape)
+    y = op(e, "MatMul", [xs, ws] if found.x_left else [ws, xs])
+    if found.y_shape is not None:
+        y = op(e, "Reshape", [y, np.array(found.y_shape, np.int64)])
+    if found.y_perm is not None:
+        y = op(e, "Transpose", [y], {"perm": list(found.y_perm)})
+    e.bind(node.outputs[0], y)
+    node.outputs.clear()
+    lowered.notes.append(f"{node.name}: Einsum '{equation}' -> MatMul")

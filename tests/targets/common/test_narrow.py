@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
-from onnx_decomplex.trt.narrow import narrow_double
+from onnx_decomplex.targets.common.narrow import narrow_double
 
 
 def doubles(model: onnx.ModelProto) -> list[str]:

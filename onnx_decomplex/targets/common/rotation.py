@@ -1,11 +1,11 @@
 """Rotations by a position table, found by what they compute: RoPE however it is
-written on real values, as one RotaryEmbedding node (the onnxruntime target).
+written on real values, as one RotaryEmbedding node.
 
 Exporters write RoPE's complex product on real parts in many ways: strided Slices into
 even and odd halves, Gathers of a last axis of 2, a Reshape to pairs; four products by
 cos and sin tables, a Sub and an Add; a stack back by Concat, by an interleaving
 Reshape, or a Concat of halves. Whatever the spelling, the chain from the head vectors
-x to the result y is affine in x (`affine.chains`, from a product by a table), and
+x to the result y is affine in x (`chains.chains`, from a product by a table), and
 rotates each pair of x's last axis by an angle that depends on the position only:
 
     interleaved pairs (2i, 2i + 1):   y_2i = x_2i c - x_2i+1 s,   y_2i+1 = x_2i s + x_2i+1 c
@@ -27,11 +27,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import affine
-from .graphs import default_opset
-
-ROTARY_OPSET = 23
-CONTRIB = "com.microsoft"
+from ...graphs import default_opset
+from ...rules.rotary import CONTRIB, ROTARY_OPSET
+from .chains import Chain, Placed, ends, replace_chains
+from .probe import runner
 
 
 def _is_table_product(node: onnx.NodeProto, carry) -> str | None:
@@ -51,11 +50,11 @@ def rotations(model: onnx.ModelProto, contrib: bool) -> list[str]:
     opset = default_opset(model) or 1
     if not (contrib or opset >= ROTARY_OPSET):
         return []
-    return affine.replace_chains(model, _is_table_product, functools.partial(_rotate, opset=opset))
+    return replace_chains(model, _is_table_product, functools.partial(_rotate, opset=opset))
 
 
-def _rotate(model, chain: affine.Chain, labels: dict, opset: int) -> str | None:
-    found = affine.ends(chain, labels)
+def _rotate(model, chain: Chain, labels: dict, opset: int) -> str | None:
+    found = ends(chain, labels)
     if found is None:
         return None
     dims, y_dims, elem = found
@@ -68,7 +67,7 @@ def _rotate(model, chain: affine.Chain, labels: dict, opset: int) -> str | None:
     ops = [node.op_type for node in chain.nodes]
     if ops.count("Mul") < 2 or not {"Add", "Sub"} & set(ops):
         return None  # no c x and s x' summed: a scale, not a rotation (and no session for it)
-    run_all = affine.runner(model, chain, elem, dims)
+    run_all = runner(model, chain, elem, dims)
     if run_all is None:
         return None
     try:
@@ -150,7 +149,7 @@ def _rope(x, cos, sin, seq: int, interleaved: bool) -> np.ndarray:
 def _replace(model, chain, dims, seq, interleaved, cos, sin, opset) -> None:
     """chain.y as one RotaryEmbedding of x: [B, S, H*D] with num_heads (x [B, S, D] or
     [B, S, H, D]), or [B, H, S, D] as it is."""
-    put = affine.Placed(model.graph, chain.y)
+    put = Placed(model.graph, chain.y)
     three_d = len(dims) == 3 or seq == 1
     heads = 1 if len(dims) == 3 else dims[2 if seq == 1 else 1]
     x = chain.x

@@ -1,0 +1,68 @@
+"""`--target onnxruntime`: onnxruntime's own ops and the forms it runs fastest, measured
+on its CPU provider (docs/performance.md)."""
+
+from __future__ import annotations
+
+from ..common.lowering import lower
+from ..common.rotation import rotations
+from ..target import Form, Lowering, Target
+from .fusion import fuse
+
+MATMUL_DFT_MAX_LENGTH = 256
+"""The longest STFT frame the onnxruntime target runs as a MatMul. Over 2^20 real
+values, one thread, the dense MatMul takes 0.06 (length 8), 0.30 (64), 0.48 (128) and
+0.75 (256) of onnxruntime's DFT, and 1.31 at 512."""
+
+FASTER = frozenset({"DFT", "STFT", "Einsum"})
+"""The lowerings measured faster than the op itself on onnxruntime's CPU (DFT: and more
+accurate)."""
+
+
+def _rotations(step: Lowering) -> None:
+    step.notes += rotations(step.model, contrib=True)
+
+
+def _fuse(step: Lowering) -> None:
+    step.notes += fuse(step.model, MATMUL_DFT_MAX_LENGTH)
+
+
+def _faster(step: Lowering) -> None:
+    step.took(*lower(step.model, step.opset, FASTER, max_length=MATMUL_DFT_MAX_LENGTH))
+
+
+ONNXRUNTIME = Target(
+    name="onnxruntime",
+    summary="also onnxruntime's own ops and lowerings where faster (RoPE as "
+    "com.microsoft.RotaryEmbedding below opset 23, however it is written, an STFT frame "
+    "of length up to 256 as a MatMul, an Einsum of two operands as one MatMul, a chain "
+    "affine in one real signal through a DFT, such as a spectral filter however spelled, "
+    "or a long one such as an unrolled recurrence, as one product), and a DFT of static "
+    "length as MatMuls accurate at float32's level, which onnxruntime's own DFT is not",
+    runtime="onnxruntime",
+    runs_on="onnxruntime",
+    contrib=True,
+    forms=(
+        Form(
+            "rotation",
+            "a rotation by a position table (RoPE however written on real values) as one "
+            "RotaryEmbedding: com.microsoft's below opset 23, the standard one from 23",
+            _rotations,
+        ),
+        Form(
+            "affine chains",
+            "a chain affine in one real signal that holds a DFT (a spectral filter, "
+            "however spelled), or is long and small (an unrolled recurrence), read off "
+            "the chain and run as one product where the cost model finds it cheaper",
+            _fuse,
+        ),
+        Form(
+            "faster lowerings",
+            "a DFT of static length as accurate MatMuls (`common.transforms`), an STFT of "
+            "frames up to 256 as a Gather and a MatMul (0.51 of the STFT's time at 256), "
+            "an Einsum of two operands as one MatMul with the Transposes and Reshapes "
+            "that place its letters",
+            _faster,
+            every_model=True,
+        ),
+    ),
+)

@@ -1,0 +1,302 @@
+"""Affine chains of one real signal (`common.chains`) run as one product.
+
+A spectral filter is spelled many ways: a onesided DFT or a Slice to half the bins,
+the weights, zeros padded or scattered in past the modes it keeps, the Hermitian
+mirror and its conjugate, the inverse DFT and its real part. After the rewrite, every
+spelling is a chain of real ops that is affine in the one real signal x it starts
+from, along x's last axis:
+
+    y = x M^T + b         M: [..., N', N], one per channel where the weights differ
+
+`fuse` finds such chains by the ops they hold, not by their order (`chains.carriers`): from a
+DFT, back to the one value its signal is affine in, and on to the values that leave
+the chain. It reads M and b off the chain itself, run in onnxruntime on basis vectors
+(`common.probe`), checks them on random signals, and puts one product in the chain's place
+where that costs less than the chain (`COST`): x M^T, or (x A) B where M has low rank,
+as a Fourier layer's few kept modes give it (`[N, r]` and `[r, N']` products).
+
+A chain with no DFT is read too where it is long and its values small: an unrolled
+linear recurrence (LRU's, 275 nodes on 16 x 8 values) costs onnxruntime each node's
+dispatch, and its whole map, over time and channels, is one small matrix.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from ...graphs import default_opset, dft_axis
+from ..common.chains import Chain, Placed, ends, is_affine, is_dft, replace_chains, shared
+from ..common.probe import Affine, probe, rank_of, runner
+
+COSTLY = frozenset({"DFT", "MatMul"})
+"""Ops whose cost `_chain_cost` counts from their inputs."""
+
+COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "node": 5000.0, "margin": 0.5}
+"""The cost model, in multiply-adds per row of x, one thread: a product by one M costs
+N N' (`mm`), and so does one M per channel where rows share it, plus a `pass` over x
+and y for each Transpose that gathers them; one row at a time, `batched` times that; a
+DFT of length L run as onnxruntime's DFT node costs `dft` L log2 L, and as a MatMul (up to
+`onnxruntime.MATMUL_DFT_MAX_LENGTH`) 2 L^2 (docs/performance.md, "Measured"). Each node
+of a chain costs its dispatch besides, `node` for the run (0.2 us, where a MatMul of one
+row does 25 multiply-adds a ns). A chain is replaced where its product costs at most
+`margin` of the chain."""
+
+MAX_BYTES = 64 << 20
+"""The largest M (or A and B) put in a model."""
+
+
+def _dft_cost(length: int, matmul_up_to: int) -> float:
+    """A DFT of a real signal (a complex one costs twice that)."""
+    if length <= matmul_up_to:
+        return 2.0 * length * length
+    return COST["dft"] * length * math.log2(max(length, 2))
+
+
+def _costly(chain: Chain) -> list[str]:
+    """The inputs of the chain's DFTs and MatMuls, once each, for `_chain_cost`."""
+    names = [name for n in chain.nodes if n.op_type in COSTLY for name in n.input[:3] if name]
+    return list(dict.fromkeys(names))
+
+
+def _chain_cost(
+    chain: Chain,
+    costly: list[np.ndarray],
+    rows: int,
+    n: int,
+    n_out: int,
+    matmul_up_to: int,
+    opset: int,
+) -> float:
+    """The chain's multiply-adds per row of x (`rows` of them in the run that gave
+    `costly`, the values `_costly` names): each transform, each product, and a pass
+    over x's and y's rows for every other node; and each node's dispatch."""
+    given = dict(zip(_costly(chain), costly, strict=True))
+    total = COST["node"] * len(chain.nodes)
+    for node in chain.nodes:
+        if node.op_type not in COSTLY:
+            total += rows * (n + n_out)
+            continue
+        args = [given[name] if name else None for name in node.input[:3]]
+        if node.op_type == "MatMul":
+            a, b = args[0], args[1]
+            total += a.size * (b.shape[-1] if b.ndim > 1 else 1)
+        else:
+            signal, length, axis = (args + [None, None])[:3]
+            attribute = next((a.i for a in node.attribute if a.name == "axis"), None)
+            axis = dft_axis(opset, signal.ndim, axis, attribute)
+            size = int(length) if length is not None and np.size(length) else signal.shape[axis]
+            transforms = signal.size // signal.shape[-1] // max(signal.shape[axis], 1)
+            total += transforms * signal.shape[-1] * _dft_cost(size, matmul_up_to)
+    return total / max(rows, 1)
+
+
+@dataclass
+class Product:
+    """How y = x M^T + b is run: `factors` are multiplied into x in turn (M^T, or A
+    then B where M^T = A B), each [..., N, r]. Where they differ from channel to channel,
+    x's rows that share one are moved next to each other first, by `perm` (None: x's
+    own order), so that each product is a matrix's, not a row's (`rows`: one row at a
+    time, none share). `cost` is in multiply-adds per row of x."""
+
+    factors: list[np.ndarray]
+    cost: float
+    perm: list[int] | None = None
+    rows: bool = False
+
+
+def cheapest_form(f: Affine, x_lead: list) -> Product:
+    """M^T itself, or, where M has low rank r (`probe.RANK_TOL`), A [N, r] and B [r, N'],
+    from its singular values (or its range's basis); whichever costs less (`COST`).
+    `x_lead` are x's leading dims (a name for one not static), for how many rows share
+    each matrix."""
+    lead = (f.m if f.m is not None else f.q).shape[:-2]
+    varying = [i for i, d in enumerate(lead) if d > 1]
+    shared = [i for i, d in enumerate(lead) if d == 1]
+    sharing = [x_lead[i] for i in shared]
+    form = Product([], 0.0)
+    if not varying:
+        rate = COST["mm"]
+    elif sharing and not all(d == 1 for d in sharing):  # rows share each channel's matrix
+        rows = max(shared, key=lambda i: x_lead[i] if isinstance(x_lead[i], int) else math.inf)
+        order = [*(i for i in shared if i != rows), *varying, rows]
+        perm = [*order, len(lead)]
+        form = Product([], 0.0, None if perm == sorted(perm) else perm)
+        rate = COST["mm"]
+    else:
+        form, rate = Product([], 0.0, rows=True), COST["batched"]
+
+    def kept(a: np.ndarray) -> np.ndarray:
+        """`a` with only the leading axes it varies along, in x's moved order."""
+        sizes = [lead[i] for i in varying] if form.perm else list(a.shape[:-2])
+        return a.reshape([*sizes, *a.shape[-2:]] if varying else a.shape[-2:])
+
+    if f.m is None:
+        q, r = kept(f.q), kept(f.r)
+        n_out, n = q.shape[-2], r.shape[-1]
+        factors, work = [np.swapaxes(r, -1, -2), np.swapaxes(q, -1, -2)], r.shape[-2] * (n + n_out)
+    else:
+        m = kept(f.m)
+        n_out, n = m.shape[-2:]
+        u, s, vt = np.linalg.svd(m, full_matrices=False)
+        rank = max(rank_of(s), 1)
+        factors, work = [np.swapaxes(m, -1, -2)], n * n_out
+        if rank * (n + n_out) < n * n_out:
+            a = np.swapaxes(vt[..., :rank, :], -1, -2) * s[..., None, :rank]  # [..., N, r]
+            factors, work = [a, np.swapaxes(u[..., :, :rank], -1, -2)], rank * (n + n_out)
+    moves = 2 * COST["pass"] * (n + n_out) if form.perm else 0.0
+    form.factors, form.cost = factors, rate * work + moves
+    return form
+
+
+UNROLLED_MIN_NODES = 16
+"""The fewest nodes of a chain with no DFT that `fuse` reads: an unrolled recurrence
+(LRU's 16 steps are 275 nodes on 128 values), where onnxruntime's cost is each node's
+dispatch, not its arithmetic."""
+
+
+def fuse(model: onnx.ModelProto, matmul_up_to: int) -> list[str]:
+    """Runs each affine chain of `model` that holds a DFT (`chains`), then each of at
+    least `UNROLLED_MIN_NODES` nodes, as its cheapest product, where that costs at most
+    `COST["margin"]` of the chain, in place; a note per chain replaced. DFTs of length
+    up to `matmul_up_to` are costed as the MatMuls they will become."""
+    fused = functools.partial(_fuse_chain, matmul_up_to=matmul_up_to)
+    notes = replace_chains(model, is_dft, fused)
+    return notes + replace_chains(model, is_affine, functools.partial(fused, unrolled=True))
+
+
+TAIL_AXES = (1, 2, 3)
+"""How many of x's last axes the map may act on together: a signal's, a signal's
+and its channels' (or its (re, im) pairs'), an image's. A chain with no DFT may act on
+all of x's axes (a recurrence, over time and channels); one with a DFT keeps a first
+axis of rows: a whole long signal's M takes seconds to read and factor, and costs more
+than the DFT."""
+
+
+COMPUTES = frozenset(
+    {"Mul", "Div", "Add", "Sub", "Neg", "MatMul", "Gemm", "Einsum", "Conv", "ReduceSum", "Sum",
+     "CumSum", "STFT"}
+)  # fmt: skip
+"""Ops that compute, other than a DFT: a chain with none but its one DFT is left as it is."""
+
+
+def _fuse_chain(
+    model, chain: Chain, labels: dict, matmul_up_to: int, unrolled: bool = False
+) -> str | None:
+    """Replaces one chain by its cheapest product (see `fuse`); a note, or None where
+    it is left as it is. An `unrolled` chain (no DFT) is read only where it has
+    `UNROLLED_MIN_NODES`, none of them read outside it, and a dense M would pass the
+    cost model."""
+    if unrolled and (len(chain.nodes) < UNROLLED_MIN_NODES or shared(model.graph, chain)):
+        return None
+    if _lone_transform(chain):
+        return None
+    found = ends(chain, labels)
+    if found is None:
+        return None
+    x_dims, y_dims, elem = found
+    dtype = np.float32 if elem == TensorProto.FLOAT else np.float64
+    run_all = runner(model, chain, elem, x_dims, _costly(chain))
+    if run_all is None:
+        return None
+    opset = default_opset(model) or 1
+    for k in TAIL_AXES:
+        lead, tail, tail_y = x_dims[:-k], x_dims[-k:], y_dims[len(x_dims) - k :]
+        if (
+            len(x_dims) < k + (not unrolled)
+            or len(y_dims) <= len(lead)
+            or y_dims[: len(lead)] != lead
+        ):
+            continue
+        if not all(isinstance(d, int) for d in [*tail, *tail_y]):
+            continue
+        n, n_out = math.prod(tail), math.prod(tail_y)
+        flexible = [i for i, d in enumerate(lead) if not isinstance(d, int)]
+        shape = [(n if i == 0 else 1) if i in flexible else d for i, d in enumerate(lead)]
+        try:
+            costly = run_all(np.zeros([*shape, *tail], dtype))[1:]
+            chain_cost = _chain_cost(chain, costly, math.prod(shape), n, n_out, matmul_up_to, opset)
+            if unrolled and COST["mm"] * n * n_out > COST["margin"] * chain_cost:
+                continue  # not read: M dense would cost more than the chain
+            f = probe(_flattened(run_all, len(lead), tail), [*shape, n], dtype, flexible)
+        except Exception:  # a chain onnxruntime cannot run on a probe: left as it is
+            f = None
+        if f is None:
+            continue
+        form = cheapest_form(f, lead)
+        nbytes = sum(w.size for w in form.factors) * np.dtype(dtype).itemsize
+        if form.cost > COST["margin"] * chain_cost or nbytes > MAX_BYTES:
+            return None
+        _replace(model, chain, form, f.b, dtype, (len(lead), k, tail_y))
+        sizes = " and ".join("x".join(map(str, w.shape[-2:])) for w in form.factors)
+        return (f"{chain.y}: affine in {chain.x}, {len(chain.nodes)} nodes -> products by "
+                f"{sizes}, {form.cost / chain_cost:.2f} of the chain's cost")  # fmt: skip
+    return None
+
+
+def _lone_transform(chain: Chain) -> bool:
+    """True for a chain of one DFT and nothing that computes but it: its own form is as
+    fast, and accurate at float32's level, where a dense product of its length rounds
+    its sums up to 5 times more (docs/transforms.md)."""
+    ops = [node.op_type for node in chain.nodes]
+    return ops.count("DFT") == 1 and not set(ops) & COMPUTES
+
+
+def _flattened(run_all, lead: int, tail: list[int]):
+    """The chain as a map of x's rows flattened past its `lead` leading axes: x's to
+    `tail` before it runs, y's to one after."""
+
+    def run(a: np.ndarray) -> np.ndarray:
+        y = run_all(a.reshape(*a.shape[:-1], *tail))[0]
+        return y.reshape(*y.shape[:lead], -1)
+
+    return run
+
+
+def _replace(
+    model: onnx.ModelProto,
+    chain: Chain,
+    form: Product,
+    b: np.ndarray,
+    dtype,
+    layout: tuple[int, int, list[int]],
+) -> None:
+    """Computes chain.y as x times the form's factors (plus b), in the place of the
+    chain's last node. `layout` is x's count of leading axes, of the axes the map acts
+    on, and y's sizes past the leading ones: where there are several, x's are
+    flattened into one first, and y's made again last."""
+    lead, k, tail_y = layout
+    put = Placed(model.graph, chain.y)
+    opset = default_opset(model) or 13
+
+    def at_rows(op: str, x: str) -> str:  # Unsqueeze or Squeeze of axis -2
+        if opset >= 13:
+            return put.node(op, [x, put.constant("axes", np.array([-2], np.int64))])
+        return put.node(op, [x], axes=[-2])
+
+    def reshape(x: str, sizes: list[int]) -> str:
+        return put.node(
+            "Reshape", [x, put.constant("shape", np.array([0] * lead + sizes, np.int64))]
+        )
+
+    current = reshape(chain.x, [-1]) if k > 1 else chain.x
+    if form.rows:
+        current = at_rows("Unsqueeze", current)
+    if form.perm:
+        current = put.node("Transpose", [current], perm=form.perm)
+    for factor in form.factors:
+        current = put.node("MatMul", [current, put.constant("factor", factor.astype(dtype))])
+    if form.perm:
+        current = put.node("Transpose", [current], perm=[int(i) for i in np.argsort(form.perm)])
+    if form.rows:
+        current = at_rows("Squeeze", current)
+    if np.any(b != 0):
+        current = put.node("Add", [current, put.constant("bias", b.astype(dtype))])
+    if len(tail_y) > 1:
+        reshape(current, list(tail_y))
+    put.done()

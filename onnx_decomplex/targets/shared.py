@@ -1,0 +1,50 @@
+"""Forms that several targets list."""
+
+from __future__ import annotations
+
+from .common.lowering import lower
+from .common.narrow import narrow_double
+from .common.rotation import rotations
+from .common.transforms import ACCURATE
+from .target import Form, Lowering
+
+
+def _standard_rotations(step: Lowering) -> None:
+    step.notes += rotations(step.model, contrib=False)
+
+
+def _accurate_transforms(step: Lowering) -> None:
+    step.took(*lower(step.model, step.opset, ACCURATE))
+
+
+ROTATION = Form(
+    "rotation",
+    "from opset 23, a rotation by a position table (RoPE however written on real "
+    "values) as the standard RotaryEmbedding node",
+    _standard_rotations,
+)
+
+TRANSFORMS = Form(
+    "transforms",
+    "a DFT of static length as MatMuls by matrices computed in float64 and rounded "
+    "once (dense up to length 12, four-step where the length factors, else Bluestein's "
+    "chirp-z), since onnxruntime's own float32 DFT is far less accurate than a float32 "
+    "FFT (docs/transforms.md); one of dynamic length stays, with a note",
+    _accurate_transforms,
+)
+
+
+def _narrow(step: Lowering) -> None:
+    if step.keep_double:
+        return
+    step.model, narrowed = narrow_double(step.model, step.external_dir)
+    step.narrowed, step.clamped = narrowed.places, narrowed.clamped
+
+
+NARROW = Form(
+    "float64 narrowed",
+    "float64 narrowed to float32 (`common.narrow`), for a runtime that has no float64 "
+    "arithmetic, unless --keep-double",
+    _narrow,
+    every_model=True,
+)
