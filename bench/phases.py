@@ -132,12 +132,12 @@ def instrument(memory: bool = False) -> None:
     import onnx.external_data_helper as external
     import onnx.numpy_helper
 
-    import onnx_decomplex.load as load
+    import onnx_decomplex.files.load as load
+    import onnx_decomplex.files.save as save
+    import onnx_decomplex.files.stream as stream
     import onnx_decomplex.normalize as normalize
     import onnx_decomplex.pipeline as pipeline
     import onnx_decomplex.rewrite as rewrite
-    import onnx_decomplex.save as save
-    import onnx_decomplex.stream as stream
     from onnx_decomplex.passes import analyze
 
     global MEMORY

@@ -51,7 +51,7 @@ print(time.perf_counter() - start)
 LIBRARY = """
 import sys, time, onnx
 from onnx_decomplex.pipeline import decomplex
-from onnx_decomplex.save import save_model
+from onnx_decomplex.files.save import save_model
 start = time.perf_counter()
 out, _ = decomplex(onnx.load(sys.argv[1]))
 save_model(out, sys.argv[2])

@@ -13,13 +13,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from onnx_decomplex import baseline, zoo
 from onnx_decomplex.contract import read_contract
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.files import Paths, write_atomic
-from onnx_decomplex.junit import write_junit
+from onnx_decomplex.files.save import data_file
+from onnx_decomplex.files.transaction import Paths, write_atomic
+from onnx_decomplex.folder import baseline, zoo
+from onnx_decomplex.folder.junit import write_junit
 from onnx_decomplex.options import Options, ReportOptions
-from onnx_decomplex.save import data_file
 
 from .output import size
 

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from onnx_decomplex import __version__
 from onnx_decomplex.errors import DecomplexError, OptionError
-from onnx_decomplex.files import terminate
+from onnx_decomplex.files.transaction import terminate
 from onnx_decomplex.options import (
     MUL_STRATEGIES,
     TARGETS,
@@ -38,7 +38,7 @@ from .inputs import check_validation_options, with_siblings
 from .output import print_engine, print_lint, print_summary, print_validation, weights_progress
 
 if TYPE_CHECKING:
-    from onnx_decomplex.zoo import Shard
+    from onnx_decomplex.folder.zoo import Shard
 
 EXITS_AFTER = "exits_after"
 """`main`'s context key, set by `run`: the process ends when `main` returns."""
@@ -319,7 +319,7 @@ def _engine_options(engine: EngineOptions) -> EngineOptions | None:
 
 def _check_tensorrt(console, src: Path, options: Options) -> int:
     """Lints one model or every model of a folder; the exit status."""
-    from onnx_decomplex.zoo import find_models
+    from onnx_decomplex.folder.zoo import find_models
 
     paths = find_models(src) if src.is_dir() else [src]
     if not paths:

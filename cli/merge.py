@@ -15,10 +15,10 @@ import click
 from rich.console import Console
 
 from onnx_decomplex import __version__
-from onnx_decomplex.baseline import read_report
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.files import Paths, terminate
-from onnx_decomplex.merge import merge_reports
+from onnx_decomplex.files.transaction import Paths, terminate
+from onnx_decomplex.folder.baseline import read_report
+from onnx_decomplex.folder.merge import merge_reports
 from onnx_decomplex.options import ReportOptions
 
 from .folder import check_paths, finish, print_table, read_baseline

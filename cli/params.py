@@ -20,7 +20,7 @@ from onnx_decomplex.trt.profiles import parse_pool_limits
 from onnx_decomplex.validate import RUNTIMES, resolve_providers
 
 if TYPE_CHECKING:
-    from onnx_decomplex.zoo import Shard
+    from onnx_decomplex.folder.zoo import Shard
 
 
 def _usage(parse):
@@ -72,7 +72,7 @@ def shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Shar
     """--shard K/N: a malformed value is a usage error."""
     if value is None:
         return None
-    from onnx_decomplex.zoo import Shard  # folder mode's modules load for folder runs only
+    from onnx_decomplex.folder.zoo import Shard  # folder mode's modules load for folder runs only
 
     try:
         return Shard.parse(value)

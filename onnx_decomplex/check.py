@@ -9,8 +9,8 @@ from onnx import AttributeProto, TensorProto
 
 from .dtypes import TYPE_ATTRIBUTES, is_complex_onnx
 from .errors import CheckError
+from .files.external import holds_external
 from .graphs import labeled_graphs, node_graphs, node_label
-from .load import holds_external
 from .shapes import infer_shapes
 
 

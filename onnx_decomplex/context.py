@@ -13,9 +13,9 @@ import onnx_graphsurgeon as gs
 
 from .analysis import Analysis
 from .emit import Emitter
+from .files.stream import Streamed
 from .forms import Forms
 from .ops import Ops
-from .stream import Streamed
 
 GraphRewrite = Callable[["Context", gs.Graph, Analysis], None]
 

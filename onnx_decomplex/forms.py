@@ -19,8 +19,8 @@ from onnx import TensorProto, helper
 from . import cmath
 from .constants import gs_value
 from .dtypes import onnx_of, real_of
+from .files.stream import Streamed, left_on_disk
 from .ops import Ops
-from .stream import Streamed, left_on_disk
 
 Part = "gs.Tensor | np.ndarray"
 

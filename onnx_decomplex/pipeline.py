@@ -25,7 +25,8 @@ import onnx
 from . import targets
 from .contract import read_contract
 from .errors import DecomplexError
-from .files import Transaction
+from .files.save import Progress
+from .files.transaction import Transaction
 from .options import MUL_STRATEGIES, TARGETS, Options
 from .passes import (
     analyze,
@@ -47,7 +48,6 @@ from .passes import (
 from .passes.normalize import MIN_OPSET, default_opset, upgrade_opset
 from .passes.state import FileResult, Files, State
 from .report import Report
-from .save import Progress
 from .trt.engine import EngineOptions
 from .trt.lint import LintResult
 

@@ -10,9 +10,9 @@ from .analysis import Analysis
 from .constants import evaluate
 from .context import Context
 from .dtypes import real_of
+from .files.stream import Streamed
 from .graphs import is_default_domain
 from .rules import patterns, registry
-from .stream import Streamed
 
 
 def _packed_shape(t: gs.Tensor) -> list | None:

@@ -2,9 +2,9 @@
 
 import pytest
 
-from onnx_decomplex.baseline import baseline_for, compare, parse_report, read_baseline
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.zoo import ModelRecord, OutputError, Shard
+from onnx_decomplex.folder.baseline import baseline_for, compare, parse_report, read_baseline
+from onnx_decomplex.folder.zoo import ModelRecord, OutputError, Shard
 
 
 def _rec(path="m.onnx", status="ok", err=1e-7, nodes=10, share=None):

@@ -23,8 +23,9 @@ from onnx import helper, numpy_helper
 from onnx_decomplex.cli.exits import EXIT_VALIDATION
 from onnx_decomplex.cli.main import main
 
-from onnx_decomplex import files, zoo
-from onnx_decomplex.files import Transaction, _prefix, umask
+from onnx_decomplex.files import transaction as files
+from onnx_decomplex.files.transaction import Transaction, _prefix, umask
+from onnx_decomplex.folder import zoo
 from onnx_decomplex.options import Options
 from onnx_decomplex.pipeline import convert_file
 

@@ -2,9 +2,9 @@
 
 import xml.etree.ElementTree as ET
 
-from onnx_decomplex.baseline import compare
-from onnx_decomplex.junit import write_junit
-from onnx_decomplex.zoo import ModelRecord
+from onnx_decomplex.folder.baseline import compare
+from onnx_decomplex.folder.junit import write_junit
+from onnx_decomplex.folder.zoo import ModelRecord
 
 RECORDS = [
     ModelRecord("a/ok.onnx", "ok", nodes_before=3, nodes_after=5),

@@ -11,9 +11,9 @@ from helpers import make_model, vi
 from onnx import helper, numpy_helper
 from onnx.external_data_helper import convert_model_to_external_data
 
-from onnx_decomplex import load
 from onnx_decomplex.errors import DecomplexError, LoadError
-from onnx_decomplex.load import STREAM_MIN_BYTES, read_model
+from onnx_decomplex.files import external, load
+from onnx_decomplex.files.load import STREAM_MIN_BYTES, read_model
 from onnx_decomplex.pipeline import convert_file
 
 EACH = "a file each"
@@ -43,7 +43,7 @@ def test_a_read_reports_the_data_files_it_read(tmp_path, stream):
     """As the model names them, though the read loads their values."""
     model, data_files = read_model(_model(tmp_path, EACH), stream=stream)
     assert data_files == ("bias", "table")
-    assert not load.holds_external(model)
+    assert not external.holds_external(model)
     assert read_model(_model(tmp_path / "inner", data=None), stream=stream)[1] == ()
 
 

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx_decomplex.cli.main import main
 
 from onnx_decomplex.errors import LoadError
-from onnx_decomplex.load import read_model
+from onnx_decomplex.files.load import read_model
 
 C64 = np.complex64
 

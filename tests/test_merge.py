@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from onnx_decomplex import zoo
-from onnx_decomplex.baseline import parse_report
 from onnx_decomplex.errors import DecomplexError
-from onnx_decomplex.merge import merge_reports
+from onnx_decomplex.folder import zoo
+from onnx_decomplex.folder.baseline import parse_report
+from onnx_decomplex.folder.merge import merge_reports
 from onnx_decomplex.options import Options
 
 PATHS = [f"m{i}.onnx" for i in range(9)]  # shards of 3: 1 3 2 1 1 2 3 1 1

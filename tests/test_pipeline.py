@@ -18,9 +18,11 @@ from onnx_decomplex.cli.main import main
 from onnx_decomplex.cli.merge import main as merge_main
 
 import onnx_decomplex.passes
-from onnx_decomplex import Session, load, pipeline, zoo
+from onnx_decomplex import Session, pipeline
 from onnx_decomplex import check as check_module
 from onnx_decomplex.errors import OptionError
+from onnx_decomplex.files.external import holds_external as holds_data
+from onnx_decomplex.folder import zoo
 from onnx_decomplex.options import (
     EngineOptions,
     Options,
@@ -137,7 +139,7 @@ def test_a_file_run_looks_for_external_data_only_where_its_input_kept_some(
 
     def holds_external(model):
         looked.append(model)
-        return load.holds_external(model)
+        return holds_data(model)
 
     monkeypatch.setattr(check_module, "holds_external", holds_external)
     monkeypatch.setattr(save_pass, "holds_external", holds_external)
@@ -147,7 +149,7 @@ def test_a_file_run_looks_for_external_data_only_where_its_input_kept_some(
     src = tmp_path / "m.onnx"
     onnx.save(model, src, save_as_external_data=external, size_threshold=0)
     result = pipeline.convert_file(src, tmp_path / "out.onnx", validate=False)
-    assert result.ok and not any(load.holds_external(m) for m in looked)
+    assert result.ok and not any(holds_data(m) for m in looked)
     assert bool(looked) == external
     z = np.array([1, 2j, -3, 4 - 1j], np.complex64)
     (y,) = Session(onnx.load(tmp_path / "out.onnx")).run(None, {"z": z})

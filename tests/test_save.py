@@ -11,9 +11,9 @@ from onnx import helper, numpy_helper
 from onnx.external_data_helper import uses_external_data
 
 from onnx_decomplex import decomplex
-from onnx_decomplex.load import STREAM_MIN_BYTES, read_model
+from onnx_decomplex.files.load import STREAM_MIN_BYTES, read_model
+from onnx_decomplex.files.save import INLINE_MAX_BYTES, save_model
 from onnx_decomplex.pipeline import convert_file
-from onnx_decomplex.save import INLINE_MAX_BYTES, save_model
 
 SIDE = 1024  # a 1024 x 1024 float32 weight: 4 MiB, over STREAM_MIN_BYTES
 

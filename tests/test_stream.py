@@ -9,8 +9,8 @@ import pytest
 from helpers import crandn, make_model, vi
 from onnx import TensorProto, helper, numpy_helper
 
-from onnx_decomplex import load, save, stream
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.files import load, save, stream
 from onnx_decomplex.pipeline import convert_file
 
 

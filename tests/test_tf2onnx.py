@@ -16,8 +16,8 @@ from onnx_decomplex.cli.exits import EXIT_VALIDATION
 from onnx_decomplex.cli.main import main
 
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.files.tensorflow import TENSORFLOW_OPS, is_tensorflow_op
 from onnx_decomplex.graphs import graph_nodes
-from onnx_decomplex.load import TENSORFLOW_OPS, is_tensorflow_op
 from onnx_decomplex.pipeline import Files, convert_file
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "tf2onnx"

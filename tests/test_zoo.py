@@ -7,8 +7,8 @@ import shutil
 import numpy as np
 import pytest
 
-from onnx_decomplex import zoo
 from onnx_decomplex.errors import DecomplexError
+from onnx_decomplex.folder import zoo
 from onnx_decomplex.options import Options
 
 

@@ -21,8 +21,8 @@ import onnx_graphsurgeon as gs
 
 from ..check import holds_complex
 from ..errors import DecomplexError
+from ..files.tensorflow import is_tensorflow_op
 from ..graphs import graph_nodes, gs_holds_graphs, gs_sorted, opset_versions, topologically_sorted
-from ..load import is_tensorflow_op
 from ..shapes import infer_shapes
 from ..tidy import name_nodes
 from .declared import packed_inputs, split_inputs

@@ -30,8 +30,8 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from ..dtypes import real_of
+from ..files.tensorflow import TENSORFLOW_OPS
 from ..graphs import is_default_domain
-from ..load import TENSORFLOW_OPS
 from .facts import COMPLEX_OF, Shape
 from .readings import TENSORFLOW, TensorflowOp, tensorflow_op
 

@@ -17,10 +17,10 @@ from ..analyze import Analysis, analyze
 from ..check import complex_in_functions
 from ..constants import graph_tensors
 from ..errors import DecomplexError, UnsupportedError
+from ..files.stream import left_on_disk, on_disk
 from ..graphs import gs_holds_graphs, label, topologically_sorted
 from ..options import Options
 from ..shapes import declared_dims, infer_shapes
-from ..stream import left_on_disk, on_disk
 from ..tidy import name_nodes
 from .state import State
 

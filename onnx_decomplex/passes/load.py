@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..load import read_model
+from ..files.load import read_model
+from ..files.stream import Streamed
 from ..options import Options
-from ..stream import Streamed
 from . import paths
 from .state import State
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DecomplexError
-from ..files import Paths
+from ..files.save import check_paths, data_file
+from ..files.transaction import Paths
 from ..options import Options
-from ..save import check_paths, data_file
 from .state import State
 
 

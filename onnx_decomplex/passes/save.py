@@ -5,9 +5,9 @@ options: `external_data` (default: as the input keeps its data)."""
 
 from __future__ import annotations
 
-from ..load import holds_external
+from ..files.external import holds_external
+from ..files.save import stage_copy, stage_model
 from ..options import Options
-from ..save import stage_copy, stage_model
 from .state import FileResult, State
 
 

@@ -10,11 +10,11 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from ..analyze import Analysis
-from ..files import Transaction
+from ..files.save import Progress
+from ..files.stream import Streamed
+from ..files.transaction import Transaction
 from ..options import Options, option
 from ..report import Report
-from ..save import Progress
-from ..stream import Streamed
 from ..trt.engine import EngineOptions, EngineResult
 from ..trt.lint import LintResult
 from ..validate import DEFAULT_ATOL, DEFAULT_RTOL, ValidationResult

@@ -14,8 +14,8 @@ from pathlib import Path
 from onnx.external_data_helper import load_external_data_for_model
 
 from ..errors import DecomplexError, OptionError, SaveError
-from ..files import write_atomic
-from ..load import external_length, external_tensors, memory_bytes
+from ..files.external import external_length, external_tensors, memory_bytes
+from ..files.transaction import write_atomic
 from ..options import Options
 from ..validate import (
     DEFAULT_ATOL,

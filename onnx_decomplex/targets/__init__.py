@@ -11,7 +11,7 @@ from __future__ import annotations
 from .onnx import ONNX
 from .onnxruntime import ONNXRUNTIME
 from .openvino import OPENVINO
-from .target import Form, Lowering, Target
+from .target import Lowering, Target, TargetForm
 from .tensorrt import TENSORRT
 
 TARGETS: dict[str, Target] = {t.name: t for t in (ONNX, ONNXRUNTIME, OPENVINO, TENSORRT)}
@@ -24,4 +24,4 @@ def narrowed_for(name: str | None) -> bool:
     return target is not None and target.narrows
 
 
-__all__ = ["TARGETS", "Form", "Lowering", "Target", "narrowed_for"]
+__all__ = ["TARGETS", "TargetForm", "Lowering", "Target", "narrowed_for"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .common.lowering import lower
 from .common.transforms import ACCURATE
 from .shared import NARROW, ROTATION
-from .target import Form, Lowering, Target
+from .target import Lowering, Target, TargetForm
 
 
 def _power_of_two(length: int) -> bool:
@@ -38,7 +38,7 @@ OPENVINO = Target(
     narrows=True,
     forms=(
         ROTATION,
-        Form(
+        TargetForm(
             "transforms",
             "every DFT of static length, an exporter's own in a model the rewrite leaves "
             "as it was too: OpenVINO's own DFT misreads a real one-sided signal's shape, "

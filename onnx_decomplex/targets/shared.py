@@ -6,7 +6,7 @@ from .common.lowering import lower
 from .common.narrow import narrow_double
 from .common.rotation import rotations
 from .common.transforms import ACCURATE
-from .target import Form, Lowering
+from .target import Lowering, TargetForm
 
 
 def _standard_rotations(step: Lowering) -> None:
@@ -17,14 +17,14 @@ def _accurate_transforms(step: Lowering) -> None:
     step.took(*lower(step.model, step.opset, ACCURATE))
 
 
-ROTATION = Form(
+ROTATION = TargetForm(
     "rotation",
     "from opset 23, a rotation by a position table (RoPE however written on real "
     "values) as the standard RotaryEmbedding node",
     _standard_rotations,
 )
 
-TRANSFORMS = Form(
+TRANSFORMS = TargetForm(
     "transforms",
     "a DFT of static length as MatMuls by matrices computed in float64 and rounded "
     "once (dense up to length 12, four-step where the length factors, else Bluestein's "
@@ -41,7 +41,7 @@ def _narrow(step: Lowering) -> None:
     step.narrowed, step.clamped = narrowed.places, narrowed.clamped
 
 
-NARROW = Form(
+NARROW = TargetForm(
     "float64 narrowed",
     "float64 narrowed to float32 (`common.narrow`), for a runtime that has no float64 "
     "arithmetic, unless --keep-double",

@@ -51,7 +51,7 @@ class Lowering:
 
 
 @dataclass(frozen=True)
-class Form:
+class TargetForm:
     """One step of a target's `lower` pass.
 
     Attributes:
@@ -92,7 +92,7 @@ class Target:
     name: str
     summary: str
     runtime: str
-    forms: tuple[Form, ...]
+    forms: tuple[TargetForm, ...]
     runs_on: str | None = None
     contrib: bool = False
     reciprocal_divides: bool = False

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DecomplexError
-from ..files import Transaction
+from ..files.transaction import Transaction
 from ..options import EngineOptions
 from .profiles import Profile
 

@@ -22,7 +22,7 @@ import onnx
 from onnx.external_data_helper import uses_external_data
 
 from ..errors import DecomplexError, OptionError, ValidationTimeout
-from ..files import terminated
+from ..files.transaction import terminated
 from ..graphs import graphs_in
 from ..reference import evaluator, quietly
 

@@ -21,9 +21,10 @@ from onnx_decomplex.cli.main import main
 from onnx_decomplex.cli.output import size
 from rich.console import Console
 
-from onnx_decomplex import cmath, zoo
+from onnx_decomplex import cmath
 from onnx_decomplex.analyze import analyze
-from onnx_decomplex.load import load_model
+from onnx_decomplex.files.load import load_model
+from onnx_decomplex.folder import zoo
 from onnx_decomplex.normalize import normalize
 from onnx_decomplex.options import Options
 from onnx_decomplex.rules import registry

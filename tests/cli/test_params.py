@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from onnx_decomplex.cli.exits import EXIT_USAGE
 from onnx_decomplex.cli.main import main
 
+from onnx_decomplex.folder.zoo import run_folder
 from onnx_decomplex.options import Options
-from onnx_decomplex.zoo import run_folder
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 HAS_CUDA = "CUDAExecutionProvider" in ort.get_available_providers()

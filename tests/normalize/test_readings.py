@@ -2,7 +2,7 @@
 
 import pytest
 
-from onnx_decomplex.load import TENSORFLOW_OPS
+from onnx_decomplex.files.tensorflow import TENSORFLOW_OPS
 from onnx_decomplex.normalize import jax2onnx, tensorflow_ops, tf2onnx
 from onnx_decomplex.normalize.readings import (
     HALF_CONVERSIONS,

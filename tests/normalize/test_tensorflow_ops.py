@@ -15,7 +15,7 @@ from helpers import crandn, init, make_model, vi
 from onnx import helper
 
 from onnx_decomplex import decomplex
-from onnx_decomplex.load import TENSORFLOW_OPS
+from onnx_decomplex.files.tensorflow import TENSORFLOW_OPS
 from onnx_decomplex.normalize import NormalizeError
 
 RNG = np.random.default_rng(7)

@@ -15,8 +15,9 @@ from helpers import op_counts, op_types
 from onnx_decomplex.cli.main import main
 from onnx_decomplex.cli.verify import verify
 
-from onnx_decomplex import Session, decomplex, validate, zoo
+from onnx_decomplex import Session, decomplex, validate
 from onnx_decomplex.errors import DecomplexError, OptionError
+from onnx_decomplex.folder import zoo
 from onnx_decomplex.options import Options
 from onnx_decomplex.pipeline import convert_file
 from onnx_decomplex.validate import runners

@@ -12,10 +12,10 @@ from onnx import TensorProto, helper
 from onnx_decomplex import decomplex
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.errors import UnsupportedError
+from onnx_decomplex.folder.zoo import find_models
 from onnx_decomplex.normalize import NormalizeError
 from onnx_decomplex.trt import support
 from onnx_decomplex.trt.lint import CHECKS, ERROR, WARNING, lint
-from onnx_decomplex.zoo import find_models
 
 
 def messages(result, level=None):

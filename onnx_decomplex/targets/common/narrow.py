@@ -25,8 +25,8 @@ from onnx.external_data_helper import uses_external_data
 
 from ...dtypes import TYPE_ATTRIBUTES
 from ...errors import DecomplexError
+from ...files.external import external_array
 from ...graphs import labeled_graphs, node_graphs, node_label
-from ...load import external_array
 
 NARROWER = {TensorProto.DOUBLE: TensorProto.FLOAT, TensorProto.COMPLEX128: TensorProto.COMPLEX64}
 """Each double type, and the single one it becomes."""

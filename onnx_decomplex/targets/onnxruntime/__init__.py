@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..common.lowering import lower
 from ..common.rotation import rotations
-from ..target import Form, Lowering, Target
+from ..target import Lowering, Target, TargetForm
 from .fusion import fuse
 
 MATMUL_DFT_MAX_LENGTH = 256
@@ -42,20 +42,20 @@ ONNXRUNTIME = Target(
     runs_on="onnxruntime",
     contrib=True,
     forms=(
-        Form(
+        TargetForm(
             "rotation",
             "a rotation by a position table (RoPE however written on real values) as one "
             "RotaryEmbedding: com.microsoft's below opset 23, the standard one from 23",
             _rotations,
         ),
-        Form(
+        TargetForm(
             "affine chains",
             "a chain affine in one real signal that holds a DFT (a spectral filter, "
             "however spelled), or is long and small (an unrolled recurrence), read off "
             "the chain and run as one product where the cost model finds it cheaper",
             _fuse,
         ),
-        Form(
+        TargetForm(
             "faster lowerings",
             "a DFT of static length as accurate MatMuls (`common.transforms`), an STFT of "
             "frames up to 256 as a Gather and a MatMul (0.51 of the STFT's time at 256), "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..common.lowering import LOWERINGS, lower
 from ..shared import NARROW, ROTATION
-from ..target import Form, Lowering, Target
+from ..target import Lowering, Target, TargetForm
 from . import parser  # noqa: F401  (it registers its lowerings)
 
 
@@ -23,7 +23,7 @@ TENSORRT = Target(
     lints=True,
     forms=(
         ROTATION,
-        Form(
+        TargetForm(
             "parser gaps",
             "what TensorRT's parser lacks, in ops it takes: DFT and STFT as the accurate "
             "MatMul forms (`common.transforms`), Compress as a Gather (`parser`), NonZero "

@@ -23,9 +23,9 @@ import math
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
-from .contract import IORow
-from .errors import DecomplexError
-from .options import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
+from ..contract import IORow
+from ..errors import DecomplexError
+from ..options import DEFAULT_MAX_ERROR_GROWTH, DEFAULT_MAX_NODE_GROWTH
 from .zoo import (
     READS_VERSIONS,
     STATUSES,

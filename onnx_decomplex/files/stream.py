@@ -20,8 +20,8 @@ from onnx import TensorProto
 from onnx.external_data_helper import uses_external_data
 from onnx_graphsurgeon.ir.tensor import LazyValues
 
-from .dtypes import is_complex_onnx, real_of
-from .load import external_length, external_location
+from ..dtypes import is_complex_onnx, real_of
+from .external import external_length, external_location
 from .save import ALIGN, CHUNK, point_to
 
 LARGE = 64 << 20

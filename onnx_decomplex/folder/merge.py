@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..errors import DecomplexError
 from .baseline import Report
-from .errors import DecomplexError
 from .zoo import ModelRecord, report_json, shard_of
 
 SAME = ("schema_version", "tool_version", "options")

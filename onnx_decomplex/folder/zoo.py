@@ -20,13 +20,13 @@ from pathlib import Path
 
 import onnx
 
-from . import __version__
-from .contract import IORow
-from .errors import DecomplexError, UnsupportedError
-from .load import data_files
-from .options import Options
-from .pipeline import Files, convert_file, siblings
-from .report import initializer_bytes, op_histogram
+from .. import __version__
+from ..contract import IORow
+from ..errors import DecomplexError, UnsupportedError
+from ..files.external import data_files
+from ..options import Options
+from ..pipeline import Files, convert_file, siblings
+from ..report import initializer_bytes, op_histogram
 
 SCHEMA_VERSION = 3
 READS_VERSIONS = (1, 2, 3)

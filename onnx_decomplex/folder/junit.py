@@ -10,8 +10,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ..files.transaction import write_atomic
 from .baseline import Comparison
-from .files import write_atomic
 from .zoo import ERROR, ModelRecord, summarize
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import onnx
 from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
-from .errors import CheckError, SaveError
-from .files import Transaction, umask
-from .load import external_length, graph_tensors
+from ..errors import CheckError, SaveError
+from .external import external_length, graph_tensors
+from .transaction import Transaction, umask
 
 TWO_GB = 2**31
 """Protobuf cannot serialize a message this large; such models must use external data."""

@@ -20,7 +20,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import SaveError
+from ..errors import SaveError
 
 _HOST = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
 _TEMP = re.compile(r"\.tmp-(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-")
