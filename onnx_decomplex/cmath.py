@@ -4,7 +4,8 @@ Each helper takes `ops`, anything with the elementwise functions of `NUMPY`
 below: the rewrite context (which emits nodes, folding numpy constants) or `NUMPY`
 itself (which computes directly, and lets the tests check every formula against
 numpy's complex arithmetic). Where `ops.reciprocal_divides` is set (the openvino
-target), Div runs as a times 1 / b, and no divisor is subnormal (`_Divisor`). Helpers hold the math only, no graph plumbing.
+target), Div runs as a times 1 / b, and no divisor is subnormal (`_Divisor`). Helpers
+hold the math only, no graph plumbing.
 Helpers that need a literal (pi, 0.5) take the real `dtype` of the parts, so that
 emitted constants match the graph's precision.
 
@@ -215,7 +216,7 @@ class _Divisor:
 
     def __init__(self, ops, den, dtype):
         finfo = np.finfo(dtype)
-        self.ops, self.den, self.dtype = ops, den, dtype
+        self.ops, self.den = ops, den
         self.scaled = getattr(ops, "reciprocal_divides", False)
         if self.scaled:
             tiny = _c(finfo.tiny, dtype)
@@ -304,9 +305,8 @@ def _pick(ops, flag, yes, no):
 def _scaled_divisor(ops, b, dtype, zero_divides: bool):
     """b / s with s = max(|br|, |bi|), and a function that divides by s (`_Divisor`): the
     divisor scaled to modulus in [1, 2], so that nothing squared overflows or underflows.
-    With `zero_divides`, b = 0 scales to 1
-    and s is +0, so that a / 0 = (ar / +0, ai / +0) as numpy's division gives; without,
-    to 0 (0 / 0 is NaN, as numpy's reciprocal gives)."""
+    With `zero_divides`, b = 0 scales to 1 and s is +0, so that a / 0 = (ar / +0, ai / +0)
+    as numpy's division gives; without, to 0 (0 / 0 is NaN, as numpy's reciprocal gives)."""
     br, bi = b
     s = ops.max(ops.abs(br), ops.abs(bi))
     divisor = _Divisor(ops, s, dtype)

@@ -1,15 +1,13 @@
 """`--target openvino`: standard ops in the forms OpenVINO reads as the spec says and runs
-right, validated in OpenVINO where the `openvino` extra is installed.
+right, validated in OpenVINO where the `openvino` extra is installed (docs/openvino.md).
 
-OpenVINO 2026.4's DFT departs from the spec (docs/openvino.md): it keeps a real
-signal's trailing 1 in a one-sided transform, ignores DFT-20's `axis` input, and has
-no float64 DFT; its CPU plugin computes all float64 in float32. So float64 is narrowed
-to float32, as for TensorRT, and every DFT of static length, the exporter's own too, becomes the
-MatMul forms every target shares, which OpenVINO reads right. And it divides a / b as
-a (1 / b), whose 1 / b overflows at a subnormal b: the rewrite's moduli, angles and
-quotients divide by none (`reciprocal_divides`), at 1.1 to 1.2 times their time in
-onnxruntime, which is why the other targets keep the plain form.
-"""
+OpenVINO 2026.4's DFT misreads a real one-sided signal's shape, DFT-20's axis and a
+negative axis, and has no float64 DFT; its CPU plugin computes all float64 in float32.
+So float64 is narrowed to float32 before the rewrite, as for TensorRT, and every DFT of
+static length, an export's own too, takes a form OpenVINO reads right. And it divides
+a / b as a (1 / b), whose 1 / b overflows at a subnormal b: the rewrite's moduli, angles
+and quotients divide by none (`reciprocal_divides`), at 1.1 to 1.2 times their time in
+onnxruntime, which is why the other targets keep the plain form."""
 
 from __future__ import annotations
 
