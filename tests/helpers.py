@@ -54,6 +54,8 @@ class Ops(Counter):
     __rmul__ = __mul__
 
 
+REAL_PART = Ops(Split=1, Squeeze=1)
+"""Re z alone: split off the last axis, the imaginary half never squeezed."""
 UNPACK = Ops(Split=1, Squeeze=2)
 """z -> (Re z, Im z): one Split of the last axis, each half squeezed."""
 PACK = Ops(Unsqueeze=2, Concat=1)
