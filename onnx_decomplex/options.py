@@ -122,7 +122,8 @@ class ValidateOptions(_Options):
 
     validate: bool = option(
         True,
-        "Compare the rewrite (onnxruntime) with the original (onnx.reference). On by default.",
+        "Compare the rewrite (in the target's runtime, --runtime) with the original "
+        "(onnx.reference). On by default.",
         flag="--validate/--no-validate",
     )
     input_shapes: dict[str, tuple[int, ...]] | None = option(
