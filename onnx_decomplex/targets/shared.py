@@ -14,7 +14,7 @@ def _standard_rotations(step: Lowering) -> None:
 
 
 def _accurate_transforms(step: Lowering) -> None:
-    step.took(*lower(step.model, step.opset, ACCURATE))
+    step.took(*lower(step.model, step.opset, ACCURATE | {"Einsum"}))
 
 
 ROTATION = TargetForm(
@@ -29,7 +29,10 @@ TRANSFORMS = TargetForm(
     "a DFT of static length as MatMuls by matrices computed in float64 and rounded "
     "once (dense up to length 12, four-step where the length factors, else Bluestein's "
     "chirp-z), since onnxruntime's own float32 DFT is far less accurate than a float32 "
-    "FFT (docs/transforms.md); one of dynamic length stays, with a note",
+    "FFT (docs/transforms.md); one of dynamic length stays, with a note. And an Einsum "
+    "of two operands as one MatMul, with the Transposes and Reshapes that place its "
+    "letters (`common.einsum`): 0.18 to 0.95 of the Einsum's time in onnxruntime, with "
+    "standard ops only",
     _accurate_transforms,
 )
 
