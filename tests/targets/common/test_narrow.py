@@ -144,3 +144,20 @@ def test_complex128_input_takes_float32_feeds(tmp_path):
     assert out.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT
     result = validate(model, out, {"z": crandn(rng, (4,), np.complex128)})
     assert result.passed
+
+
+@pytest.mark.parametrize("target", ["tensorrt", "openvino"])
+@pytest.mark.parametrize("op", ["Abs", "Sqrt", "Log"])
+def test_a_narrowing_target_computes_its_formulas_in_float32(target, op):
+    """The model is narrowed before the rewrite: its formulas take float32's limits. After
+    it, float64's least subnormal (a clamp of |z|'s divisor) became 0 in float32, and
+    |0| NaN."""
+    z = np.array([0, 3 + 4j, 1e-30, -2 - 0j], np.complex128)
+    z = z[1:] if op == "Log" else z  # log 0 is a pole
+    out_dtype = np.float64 if op == "Abs" else np.complex128
+    m = make_model([helper.make_node(op, ["z"], ["y"])], [vi("z", np.complex128, [len(z)])],
+                   [vi("y", out_dtype, [len(z)])])  # fmt: skip
+    out, report = decomplex(m, target=target)
+    assert doubles(out) == [] and report.narrowed
+    result = validate(m, out, {"z": z}, runtime="onnxruntime")
+    assert result.passed, result.outputs
