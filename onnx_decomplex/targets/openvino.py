@@ -11,18 +11,13 @@ onnxruntime, which is why the other targets keep the plain form."""
 
 from __future__ import annotations
 
-from .common.lowering import lower
 from .common.transforms import ACCURATE
 from .shared import NARROW, ROTATION
-from .target import Lowering, Target, TargetForm
+from .target import Target, TargetForm, lowers
 
 
 def _power_of_two(length: int) -> bool:
     return length & (length - 1) == 0
-
-
-def _transforms(step: Lowering) -> None:
-    step.took(*lower(step.model, step.opset, ACCURATE, native=_power_of_two))
 
 
 OPENVINO = Target(
@@ -46,7 +41,7 @@ OPENVINO = Target(
             "the MatMul forms at 0.16 to 0.43 of their time; any other, the accurate "
             "MatMul forms (`common.transforms`), where OpenVINO's own error grows with the "
             "length (7e-4 of the largest bin at 4099, against 8e-7)",
-            _transforms,
+            lowers(ACCURATE, native=_power_of_two),
             every_model=True,
         ),
         NARROW,

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from .common.lowering import lower
 from .common.narrow import narrow_double
 from .common.rotation import rotations
 from .common.transforms import ACCURATE
-from .target import Lowering, TargetForm
+from .target import Lowering, TargetForm, lowers
 
 
 def _standard_rotations(step: Lowering) -> None:
     step.notes += rotations(step.model, contrib=False)
-
-
-def _accurate_transforms(step: Lowering) -> None:
-    step.took(*lower(step.model, step.opset, ACCURATE | {"Einsum"}))
 
 
 ROTATION = TargetForm(
@@ -33,7 +28,7 @@ TRANSFORMS = TargetForm(
     "of two operands as one MatMul, with the Transposes and Reshapes that place its "
     "letters (`common.einsum`): 0.18 to 0.95 of the Einsum's time in onnxruntime, with "
     "standard ops only",
-    _accurate_transforms,
+    lowers(ACCURATE | {"Einsum"}),
 )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import onnx
 
-from .common.lowering import Lowered
+from .common.lowering import Lowered, lower
 
 
 @dataclass
@@ -48,6 +48,16 @@ class Lowering:
         self.ops.update(lowered.ops)
         self.notes += lowered.notes
         self.matrix_bytes += lowered.matrix_bytes
+
+
+def lowers(ops: frozenset[str], **keywords) -> Callable[[Lowering], None]:
+    """A form's `apply` that replaces the nodes of `ops` by their lowerings
+    (`common.lowering.lower`, with its `keywords`)."""
+
+    def apply(step: Lowering) -> None:
+        step.took(*lower(step.model, step.opset, ops, **keywords))
+
+    return apply
 
 
 @dataclass(frozen=True)

@@ -178,8 +178,8 @@ def _checks(run, f: Affine, shape, dtype, flexible) -> bool:
 
 
 def runner(model: onnx.ModelProto, chain: Chain, elem: int, dims: list, more=()):
-    """The chain run in onnxruntime on one thread, x -> [y, the inputs of its costly
-    nodes]; None where `chain_model` refuses it or onnxruntime cannot load it."""
+    """The chain run in onnxruntime on one thread, x -> [y, the values named `more`];
+    None where `chain_model` refuses it or onnxruntime cannot load it."""
     import onnxruntime as ort
 
     from .lowering import lower

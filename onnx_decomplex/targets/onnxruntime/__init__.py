@@ -3,9 +3,8 @@ on its CPU provider (docs/performance.md)."""
 
 from __future__ import annotations
 
-from ..common.lowering import lower
 from ..common.rotation import rotations
-from ..target import Lowering, Target, TargetForm
+from ..target import Lowering, Target, TargetForm, lowers
 from .fusion import fuse
 
 MATMUL_DFT_MAX_LENGTH = 256
@@ -24,10 +23,6 @@ def _rotations(step: Lowering) -> None:
 
 def _fuse(step: Lowering) -> None:
     step.notes += fuse(step.model, MATMUL_DFT_MAX_LENGTH)
-
-
-def _faster(step: Lowering) -> None:
-    step.took(*lower(step.model, step.opset, FASTER, max_length=MATMUL_DFT_MAX_LENGTH))
 
 
 ONNXRUNTIME = Target(
@@ -61,7 +56,7 @@ ONNXRUNTIME = Target(
             "frames up to 256 as a Gather and a MatMul (0.51 of the STFT's time at 256), "
             "an Einsum of two operands as one MatMul with the Transposes and Reshapes "
             "that place its letters",
-            _faster,
+            lowers(FASTER, max_length=MATMUL_DFT_MAX_LENGTH),
             every_model=True,
         ),
     ),

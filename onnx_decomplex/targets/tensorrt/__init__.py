@@ -3,15 +3,10 @@ Its result is linted against the parser table (`trt.lint`) and built by `trt.eng
 
 from __future__ import annotations
 
-from ..common.lowering import LOWERINGS, lower
+from ..common.lowering import LOWERINGS
 from ..shared import NARROW, ROTATION
-from ..target import Lowering, Target, TargetForm
+from ..target import Target, TargetForm, lowers
 from . import parser  # noqa: F401  (it registers its lowerings)
-
-
-def _parser_gaps(step: Lowering) -> None:
-    step.took(*lower(step.model, step.opset, set(LOWERINGS), "cannot lower for TensorRT"))
-
 
 TENSORRT = Target(
     name="tensorrt",
@@ -29,7 +24,7 @@ TENSORRT = Target(
             "MatMul forms (`common.transforms`), Compress as a Gather (`parser`), NonZero "
             "of a float, an Einsum of two operands as one MatMul; a node that cannot be "
             "lowered (a transform of dynamic length) is an error",
-            _parser_gaps,
+            lowers(frozenset(LOWERINGS), refuse_as="cannot lower for TensorRT"),
             every_model=True,
         ),
         NARROW,
