@@ -132,7 +132,7 @@ def print_lowering(console: Console, report: Report) -> None:
         ops = ", ".join(f"{n} {op}" for op, n in sorted(report.lowered.items()))
         matrices = f" (DFT matrices: {size(report.matrix_bytes)})" if report.matrix_bytes else ""
         target = TARGETS.get(report.target)
-        why = f"for {target.runs_on}" if target and target.runs_on else "for accuracy"
+        why = f"for {target.runs_on}" if target and target.runs_on else "in standard ops"
         console.print(f"lowered {why}: {ops}{matrices}")
     if report.narrowed:
         clamped = f", {report.clamped} values clamped to +-FLT_MAX" if report.clamped else ""

@@ -1,4 +1,5 @@
 import collections
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -61,3 +62,14 @@ def parses(monkeypatch):
 
     monkeypatch.setattr(onnx, "load", load)
     return counts
+
+
+@pytest.fixture
+def unfused(monkeypatch):
+    """The default target without its affine chains (`targets.shared.affine_chains`),
+    for a rule's own forms: a chain through a DFT would be one product."""
+    from onnx_decomplex.targets import TARGETS
+
+    target = TARGETS["onnx"]
+    forms = tuple(form for form in target.forms if form.name != "affine chains")
+    monkeypatch.setitem(TARGETS, "onnx", dataclasses.replace(target, forms=forms))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from .shared import ROTATION, TRANSFORMS
+from .onnxruntime import MATMUL_DFT_MAX_LENGTH
+from .shared import ROTATION, TRANSFORMS, affine_chains
 from .target import Target
 
 ONNX = Target(
     name="onnx",
-    summary="standard ops only, for any runtime, a DFT of static length as MatMuls "
-    "accurate at float32's level and an Einsum of two operands as one MatMul",
+    summary="standard ops only, for any runtime: a chain affine in one real signal "
+    "through a DFT (a spectral filter, a Fourier layer) as the products that cost least, "
+    "a DFT of static length as MatMuls accurate at float32's level and an Einsum of two "
+    "operands as one MatMul",
     runtime="onnxruntime",
-    forms=(ROTATION, TRANSFORMS),
+    forms=(ROTATION, affine_chains(MATMUL_DFT_MAX_LENGTH), TRANSFORMS),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .common.fusion import fuse
 from .common.narrow import narrow_double
 from .common.rotation import rotations
 from .common.transforms import ACCURATE
@@ -30,6 +31,29 @@ TRANSFORMS = TargetForm(
     "standard ops only",
     lowers(ACCURATE | {"Einsum"}),
 )
+
+
+def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
+    """Chains affine in one real signal run as products (`common.fusion`), costing a DFT
+    of length up to `matmul_up_to` as the MatMul it becomes."""
+
+    def apply(step: Lowering) -> None:
+        notes = fuse(step.model, matmul_up_to)
+        step.notes += notes
+        if notes:
+            step.ops["affine chain"] += len(notes)
+
+    return TargetForm(
+        "affine chains",
+        "a chain affine in one real signal that holds a DFT (a spectral filter, however "
+        "spelled), or is long and small (an unrolled recurrence), read off the chain in "
+        "onnxruntime and run as standard products where the cost model finds them "
+        "cheaper: a convolution over some axes as the few frequencies where it filters "
+        "(`common.convolution`: a Fourier layer), else one product, or two where M has "
+        "low rank. Nothing changes without onnxruntime",
+        apply,
+        every_model,
+    )
 
 
 def _narrow(step: Lowering) -> None:

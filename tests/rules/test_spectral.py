@@ -43,7 +43,7 @@ def test_dft_meaning_is_numpy_fft(cdtype):
     np.testing.assert_allclose(ref, np.fft.fft(z, axis=1), rtol=1e-4, atol=1e-4)
 
 
-def test_dft_then_complex_math(cdtype):
+def test_dft_then_complex_math(cdtype, unfused):
     # A filter in the frequency domain: DFT, multiply by a complex table, inverse DFT.
     table = crandn(np.random.default_rng(1), (8,), cdtype)
     m = make_model(
@@ -88,7 +88,7 @@ def test_onesided_dft_of_a_complex_signal_is_refused():
         decomplex(m)
 
 
-def test_dft_of_a_real_value_cast_to_complex_takes_the_real_signal(cdtype):
+def test_dft_of_a_real_value_cast_to_complex_takes_the_real_signal(cdtype, unfused):
     # FNet: Re(DFT(DFT(Cast(x)))). The op takes a real signal as [..., 1]; the zero
     # imaginary part is never made, and the real part is split off.
     real = np.float32 if cdtype == np.complex64 else np.float64
@@ -139,7 +139,7 @@ def _filter_model(cdtype, real_signal=True, real_out=True, opset=17):
     return make_model(nodes, [x], [out], [w], opset=opset)
 
 
-# For onnxruntime, each filter is one product (`targets.onnxruntime.fusion`): Re(IDFT(DFT(x) w)) = x M^T with
+# For onnxruntime, each filter is one product (`targets.common.fusion`): Re(IDFT(DFT(x) w)) = x M^T with
 # M = Re(F^-1 diag(w) F), one per channel; the batch's rows are moved next to each other
 # so that each channel's product is a matrix's.
 
@@ -156,7 +156,7 @@ def test_a_spectral_filter_with_a_complex_output(cdtype):
     assert_rewrites(model, ops=Ops(Transpose=2, MatMul=1, Reshape=1), target="onnxruntime")
 
 
-def test_a_spectral_filter_keeps_its_transforms_for_other_targets(cdtype):
+def test_a_spectral_filter_keeps_its_transforms_without_affine_chains(cdtype, unfused):
     dfts = 2 * FOUR_STEP_DFT + Ops(Unsqueeze=1, Split=1, Mul=2, Concat=1, Add=1)
     assert_rewrites(_filter_model(cdtype), ops=dfts + REAL_PART)
 

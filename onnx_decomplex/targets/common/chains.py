@@ -9,7 +9,7 @@ from, along x's last axis:
     y = x M^T + b         M: [..., N', N], one per channel where the weights differ
 
 A target's forms read M and b off the chain (`probe`) and put a form of their own in
-its place: one product (`onnxruntime.fusion`), one RotaryEmbedding (`rotation`).
+its place: one product (`fusion`), one RotaryEmbedding (`rotation`).
 """
 
 from __future__ import annotations
@@ -52,13 +52,16 @@ RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "Random
 FLOATS = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
 
 
-def carriers(graph: onnx.GraphProto) -> dict[str, frozenset[str]]:
+def carriers(graph: onnx.GraphProto, given=frozenset()) -> dict[str, frozenset[str]]:
     """For every value of `graph` (nodes in order), the values it is affine in: a graph
-    input carries itself; an initializer, a constant, and what is computed from them
-    or from shapes alone carry nothing; a node's output carries its inputs' carriers
+    input carries itself, but those `given` (positions, read as constants); an
+    initializer, a constant, and what is computed from them or from shapes alone carry
+    nothing; a node's output carries its inputs' carriers
     where the op is affine in the inputs that carry any, and is a carrier itself where
     it is not (a nonlinear op, or a product of two carried values)."""
-    carry: dict[str, frozenset[str]] = {i.name: frozenset({i.name}) for i in graph.input}
+    carry: dict[str, frozenset[str]] = {
+        i.name: frozenset() if i.name in given else frozenset({i.name}) for i in graph.input
+    }
     for t in graph.initializer:
         carry[t.name] = frozenset()
     for node in graph.node:
@@ -112,15 +115,16 @@ def is_affine(node: onnx.NodeProto, carry) -> str | None:
     return None if x == node.output[0] else x
 
 
-def chains(graph: onnx.GraphProto, anchor=is_dft) -> list[Chain]:
+def chains(graph: onnx.GraphProto, anchor=is_dft, given=frozenset()) -> list[Chain]:
     """The chains of `graph` that hold an `anchor` node (a DFT by default), each from
     the one value x the anchor is affine in (`anchor(node, carriers)` names it, or gives
     None for a node that is no anchor) to a value that leaves the chain: a graph output,
-    or the input of a node not affine in x. None in a graph with subgraphs: their nodes
-    may read any value."""
+    or the input of a node not affine in x. The graph inputs `given` are read as
+    constants (`carriers`). None in a graph with subgraphs: their nodes may read any
+    value."""
     if any(list(subgraphs(n)) for n in graph.node):
         return []
-    carry = carriers(graph)
+    carry = carriers(graph, given)
     producer = {out: n for n in graph.node for out in n.output}
     consumers: dict[str, list[onnx.NodeProto]] = {}
     for n in graph.node:
@@ -136,7 +140,7 @@ def chains(graph: onnx.GraphProto, anchor=is_dft) -> list[Chain]:
         for y in _exits(node.output[0], x, carry, consumers, outputs):
             if y not in taken:
                 taken.add(y)
-                nodes = _computing(y, x, producer)
+                nodes = computing(y, x, producer)
                 if nodes:
                     found.append(Chain(x, y, sorted(nodes, key=lambda n: order[id(n)])))
     return found
@@ -161,7 +165,7 @@ def _exits(start: str, x: str, carry, consumers, outputs) -> list[str]:
     return exits
 
 
-def _computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
+def computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
     """The nodes that compute `y` from `x`, graph inputs, initializers and constants
     (`probe.chain_model` refuses the chain where they read a graph input but x)."""
     nodes, seen, todo = {}, set(), [y]
@@ -179,10 +183,12 @@ def _computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
     return list(nodes.values())
 
 
-def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
+def replace_chains(
+    model: onnx.ModelProto, anchor, replace, least: int = 1, given=frozenset()
+) -> list[str]:
     """Calls `replace(model, chain, labels)` on each chain from an `anchor` node (see
-    `chains`; `labels`: the inferred value infos, by value name) until every chain left
-    has been given to it once; `replace` changes `model` in place and returns a note, or
+    `chains`, with the inputs `given`) of at least `least` nodes (`labels`: the inferred value infos, by value
+    name) until every chain left has been given to it once; `replace` changes `model` in place and returns a note, or
     None where it leaves the chain. Returns the notes; none without onnxruntime, which
     reads the chains."""
     try:
@@ -191,7 +197,10 @@ def replace_chains(model: onnx.ModelProto, anchor, replace) -> list[str]:
         return []
     notes, tried = [], set()
     while True:  # a replaced chain may lie inside a longer one: found again on what is left
-        found = [c for c in chains(model.graph, anchor) if (c.x, c.y) not in tried]
+        found = [
+            c for c in chains(model.graph, anchor, given)
+            if (c.x, c.y) not in tried and len(c.nodes) >= least
+        ]  # fmt: skip
         if not found:
             return notes
         try:

@@ -53,21 +53,21 @@ class Affine:
         return np.einsum("...r,...kr->...k", inner, np.abs(self.q))
 
 
-def chain_model(model: onnx.ModelProto, chain: Chain, elem: int, dims: list, more=()):
-    """The chain as a model of its own, x (its static `dims` kept, the others free) -> y,
-    and then the values named `more` (what a cost model reads); None where it reads a
-    graph input but x."""
+def chain_model(model: onnx.ModelProto, chain: Chain, elem: int, dims: list, more=(), given=()):
+    """The chain as a model of its own, x (its static `dims` kept, the others free) and
+    the graph inputs named `given` -> y, and then the values named `more` (what a cost
+    model reads); None where it reads another graph input."""
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
     used = {name for n in chain.nodes for name in n.input}
-    inputs = {i.name for i in graph.input}
-    if used & (inputs - {chain.x}):
+    inputs = {i.name: i for i in graph.input}
+    if used & (inputs.keys() - {chain.x, *given}):
         return None
     free = [d if isinstance(d, int) else f"d{i}" for i, d in enumerate(dims)]
     x_info = helper.make_tensor_value_info(chain.x, elem, free)
     outputs = [helper.make_empty_tensor_value_info(name) for name in [chain.y, *more]]
     sub = helper.make_graph(
-        chain.nodes, "chain", [x_info], outputs,
+        chain.nodes, "chain", [x_info, *(inputs[name] for name in given)], outputs,
         [inits[name] for name in sorted(used & inits.keys())],
     )  # fmt: skip
     out = helper.make_model(sub, opset_imports=list(model.opset_import))
@@ -177,15 +177,19 @@ def _checks(run, f: Affine, shape, dtype, flexible) -> bool:
     return True
 
 
-def runner(model: onnx.ModelProto, chain: Chain, elem: int, dims: list, more=()):
-    """The chain run in onnxruntime on one thread, x -> [y, the values named `more`];
-    None where `chain_model` refuses it or onnxruntime cannot load it."""
-    import onnxruntime as ort
+def runner(model: onnx.ModelProto, chain: Chain, elem: int, dims: list, more=(), given=()):
+    """The chain run in onnxruntime on one thread, (x, {a `given` input: its value}) ->
+    [y, the values named `more`]; None where `chain_model` refuses it, or onnxruntime is
+    not installed or cannot load it."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
 
     from .lowering import lower
     from .transforms import ACCURATE
 
-    sub = chain_model(model, chain, elem, dims, more)
+    sub = chain_model(model, chain, elem, dims, more, given)
     if sub is None:
         return None
     # M is read off the chain's DFTs in their accurate forms, not onnxruntime's own
@@ -198,4 +202,4 @@ def runner(model: onnx.ModelProto, chain: Chain, elem: int, dims: list, more=())
                                        providers=["CPUExecutionProvider"])  # fmt: skip
     except Exception:  # a chain onnxruntime cannot load on its own: left as it is
         return None
-    return lambda a: session.run(None, {chain.x: a})
+    return lambda a, feeds=None: session.run(None, {chain.x: a, **(feeds or {})})

@@ -22,6 +22,7 @@ two products and a sum to be a rotation at all: others are passed over unrun.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -29,7 +30,8 @@ from onnx import TensorProto, helper
 
 from ...graphs import default_opset
 from ...rules.rotary import CONTRIB, ROTARY_OPSET
-from .chains import Chain, Placed, ends, replace_chains
+from ...shapes import declared_dims
+from .chains import Chain, Placed, computing, ends, replace_chains
 from .probe import runner
 
 
@@ -50,11 +52,22 @@ def rotations(model: onnx.ModelProto, contrib: bool) -> list[str]:
     opset = default_opset(model) or 1
     if not (contrib or opset >= ROTARY_OPSET):
         return []
-    return replace_chains(model, _is_table_product, functools.partial(_rotate, opset=opset))
+    positions = frozenset(
+        i.name for i in model.graph.input if i.type.tensor_type.elem_type in INTEGERS
+    )
+    rotate = functools.partial(_rotate, opset=opset, positions=positions)
+    return replace_chains(model, _is_table_product, rotate, given=positions)
 
 
-def _rotate(model, chain: Chain, labels: dict, opset: int) -> str | None:
+INTEGERS = frozenset({TensorProto.INT32, TensorProto.INT64})
+"""The types of a graph input of positions, at which a table is gathered."""
+
+
+def _rotate(model, chain: Chain, labels: dict, opset: int, positions=frozenset()) -> str | None:
     found = ends(chain, labels)
+    if found is not None and found[0] != found[1]:  # a projection first: from its result
+        chain = _after_projection(chain, labels, found[1])
+        found = chain and ends(chain, labels)
     if found is None:
         return None
     dims, y_dims, elem = found
@@ -67,11 +80,19 @@ def _rotate(model, chain: Chain, labels: dict, opset: int) -> str | None:
     ops = [node.op_type for node in chain.nodes]
     if ops.count("Mul") < 2 or not {"Add", "Sub"} & set(ops):
         return None  # no c x and s x' summed: a scale, not a rotation (and no session for it)
-    run_all = runner(model, chain, elem, dims)
+    read = sorted({name for node in chain.nodes for name in node.input} & positions)
+    if len(read) > 1:
+        return None
+    run_all = runner(model, chain, elem, dims, given=read)
     if run_all is None:
         return None
+    at = None
     try:
-        found = _read(lambda a: run_all(a)[0], dims)
+        if read:
+            at = _Positions.of(model, chain, labels[read[0]])
+            found = at and at.read(run_all, dims)
+        else:
+            found = _read(lambda a: run_all(a)[0], dims)
     except Exception:  # a chain onnxruntime cannot run on a probe: left as it is
         return None
     if found is None:
@@ -79,10 +100,34 @@ def _rotate(model, chain: Chain, labels: dict, opset: int) -> str | None:
     interleaved, seq, cos, sin = found
     if len(dims) == 4 and seq not in (1, 2):
         return None
-    _replace(model, chain, dims, seq, interleaved, cos, sin, opset)
+    _replace(model, chain, dims, (seq, interleaved, cos, sin), opset, at)
     node = "RotaryEmbedding" if opset >= ROTARY_OPSET else f"{CONTRIB}.RotaryEmbedding"
     pairs = "interleaved pairs" if interleaved else "halves"
-    return f"{chain.y}: a rotation of {chain.x} by a position table ({pairs}, {len(chain.nodes)} nodes) -> one {node}"
+    table = f"a position table gathered at {at.name}" if at else "a position table"
+    return f"{chain.y}: a rotation of {chain.x} by {table} ({pairs}, {len(chain.nodes)} nodes) -> one {node}"
+
+
+def _after_projection(chain: Chain, labels: dict, y_dims: list) -> Chain | None:
+    """The end of `chain` from its first value of y's dims that y is affine in alone:
+    where x is projected first (q = x Wq, then rotated), the rotation of q."""
+    producer = {out: n for n in chain.nodes for out in n.output}
+    order = {id(n): i for i, n in enumerate(chain.nodes)}
+    from_x = {chain.x}
+    for node in chain.nodes:
+        if from_x.intersection(node.input):
+            from_x.update(node.output)
+    for node in chain.nodes:
+        for v in node.output:
+            if v == chain.y or v not in labels or declared_dims(labels[v]) != y_dims:
+                continue
+            nodes = sorted(computing(chain.y, v, producer), key=lambda n: order[id(n)])
+            after = {v}
+            for n in nodes:
+                if after.intersection(n.input):
+                    after.update(n.output)
+            if all(from_x.intersection(n.input) <= after for n in nodes):
+                return Chain(v, chain.y, nodes)
+    return None
 
 
 def _read(run, dims: list[int]):
@@ -90,24 +135,100 @@ def _read(run, dims: list[int]):
     computes, or None where it is none (see the module)."""
     if np.any(run(np.zeros(dims, np.float32))):
         return None  # an offset: affine, but no rotation
-    half = dims[-1] // 2
+    rng = np.random.default_rng(0)
     for interleaved in (True, False):
-        first, second = _pair_masks(dims[-1], interleaved)
-        at_first = run(np.broadcast_to(first, dims).astype(np.float32))
-        cos, sin = at_first[..., first], at_first[..., second]
-        seq = _position_axis(cos, sin)
-        if seq is None:
-            continue
-        cos2, sin2 = (np.moveaxis(p, seq, 0).reshape(dims[seq], -1, half)[:, 0] for p in (cos, sin))
-        rng = np.random.default_rng(0)
-        for _ in range(2):
-            x = rng.standard_normal(dims).astype(np.float32)
-            want = _rope(x, cos2, sin2, seq, interleaved)
-            if not np.allclose(run(x), want, rtol=1e-4, atol=1e-5 * (np.abs(want).max() + 1)):
-                break
-        else:
-            return interleaved, seq, cos2, sin2
+        tables = _tables(run, dims, interleaved)
+        if tables is not None and all(
+            _agrees(run, rng.standard_normal(dims).astype(np.float32), interleaved, *tables)
+            for _ in range(2)
+        ):
+            return interleaved, *tables
     return None
+
+
+def _tables(run, dims: list[int], interleaved: bool):
+    """(the position axis, cos [S, D/2], sin [S, D/2]) that `run` rotates by, read at x
+    = 1 on every pair's first element, where they vary along one axis."""
+    first, second = _pair_masks(dims[-1], interleaved)
+    at_first = run(np.broadcast_to(first, dims).astype(np.float32))
+    cos, sin = at_first[..., first], at_first[..., second]
+    seq = _position_axis(cos, sin)
+    if seq is None:
+        return None
+    half = dims[-1] // 2
+    return seq, *(np.moveaxis(p, seq, 0).reshape(dims[seq], -1, half)[:, 0] for p in (cos, sin))
+
+
+def _agrees(run, x: np.ndarray, interleaved: bool, seq: int, cos, sin) -> bool:
+    want = _rope(x, cos, sin, seq, interleaved)
+    return np.allclose(run(x), want, rtol=1e-4, atol=1e-5 * (np.abs(want).max() + 1))
+
+
+@dataclass
+class _Positions:
+    """A graph input of positions [S] (or [1, S]) at which the chain gathers its table,
+    of `length` rows; `wraps`: a position -1 reads the last row, as a Gather reads it."""
+
+    name: str
+    dims: list[int]
+    dtype: type
+    length: int
+    wraps: bool = False
+
+    @classmethod
+    def of(cls, model: onnx.ModelProto, chain: Chain, info) -> _Positions | None:
+        """The input `info` names, where its dims are static and the chain gathers a
+        constant table at it."""
+        dims = declared_dims(info)
+        if not (dims and all(isinstance(d, int) for d in dims) and dims[:-1] in ([], [1])):
+            return None
+        inits = {t.name: t for t in model.graph.initializer}
+        derived, lengths = {info.name}, []
+        for node in chain.nodes:
+            if not derived.intersection(node.input):
+                continue
+            if node.op_type == "Gather" and node.input[1] in derived and node.input[0] in inits:
+                axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+                lengths.append(inits[node.input[0]].dims[axis])
+            derived.update(node.output)
+        dtype = helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type)
+        return cls(info.name, dims, dtype, min(lengths)) if lengths else None
+
+    def read(self, run_all, dims: list[int]):
+        """(interleaved, the position axis, cos and sin [length, D/2]) of the rotation:
+        read at positions 0.. a sequence at a time, then checked at random ones."""
+        n = self.dims[-1]
+        starts = [
+            np.minimum(np.arange(k, k + n), self.length - 1) for k in range(0, self.length, n)
+        ]
+        found = _read(self.at(run_all, starts[0]), dims)
+        if found is None or dims[found[1]] != n:
+            return None
+        interleaved, seq, cos, sin = found
+        caches = [np.zeros((self.length, cos.shape[1]), np.float32) for _ in range(2)]
+        caches[0][starts[0]], caches[1][starts[0]] = cos, sin
+        for block in starts[1:]:
+            tables = _tables(self.at(run_all, block), dims, interleaved)
+            if tables is None or tables[0] != seq:
+                return None
+            caches[0][block], caches[1][block] = tables[1:]
+        rng = np.random.default_rng(1)
+        block = rng.integers(0, self.length, n)
+        x = rng.standard_normal(dims).astype(np.float32)
+        if not _agrees(self.at(run_all, block), x, interleaved, seq, *(c[block] for c in caches)):
+            return None
+        last = np.full(n, self.length - 1)
+        try:
+            self.wraps = _agrees(self.at(run_all, last - self.length), x, interleaved, seq,
+                                 *(c[last] for c in caches))  # fmt: skip
+        except Exception:  # a position out of range is refused
+            self.wraps = False
+        return interleaved, seq, *caches
+
+    def at(self, run_all, positions: np.ndarray):
+        """The chain as a function of x, at `positions`."""
+        feeds = {self.name: positions.reshape(self.dims).astype(self.dtype)}
+        return lambda a: run_all(a, feeds)[0]
 
 
 def _pair_masks(d: int, interleaved: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -146,9 +267,11 @@ def _rope(x, cos, sin, seq: int, interleaved: bool) -> np.ndarray:
     return y
 
 
-def _replace(model, chain, dims, seq, interleaved, cos, sin, opset) -> None:
+def _replace(model, chain, dims, rotation, opset, at: _Positions | None) -> None:
     """chain.y as one RotaryEmbedding of x: [B, S, H*D] with num_heads (x [B, S, D] or
-    [B, S, H, D]), or [B, H, S, D] as it is."""
+    [B, S, H, D]), or [B, H, S, D] as it is. `rotation` is what `_read` found; `at`, the
+    positions where the tables are gathered at run time (None: read from 0)."""
+    seq, interleaved, cos, sin = rotation
     put = Placed(model.graph, chain.y)
     three_d = len(dims) == 3 or seq == 1
     heads = 1 if len(dims) == 3 else dims[2 if seq == 1 else 1]
@@ -156,7 +279,18 @@ def _replace(model, chain, dims, seq, interleaved, cos, sin, opset) -> None:
     if len(dims) == 4 and three_d:
         x = put.node("Reshape", [x, put.constant("rows", np.array([0, 0, -1], np.int64))])
     attrs = {"interleaved": int(interleaved), **({"num_heads": heads} if three_d else {})}
-    if opset >= ROTARY_OPSET:
+    if at is not None:
+        ids = put.node("Cast", [at.name], to=TensorProto.INT64)
+        if at.wraps:  # -1 reads the last row, as the Gather does
+            ids = put.node("Mod", [ids, put.constant("rows", np.array(at.length, np.int64))])
+        ids = put.node("Reshape", [ids, put.constant("row", np.array([1, -1], np.int64))])
+        ids = put.node("Expand", [ids, put.constant("batch", np.array([dims[0], 1], np.int64))])
+        caches = [put.constant("cos", cos), put.constant("sin", sin)]
+        if opset >= ROTARY_OPSET:
+            rotated = put.node("RotaryEmbedding", [x, *caches, ids], **attrs)
+        else:
+            rotated = put.node("RotaryEmbedding", [x, ids, *caches], domain=CONTRIB, **attrs)
+    elif opset >= ROTARY_OPSET:
         caches = [np.ascontiguousarray(np.broadcast_to(p, (dims[0], *p.shape))) for p in (cos, sin)]
         ins = [x, put.constant("cos", caches[0]), put.constant("sin", caches[1])]
         rotated = put.node("RotaryEmbedding", ins, **attrs)
@@ -164,8 +298,10 @@ def _replace(model, chain, dims, seq, interleaved, cos, sin, opset) -> None:
         ins = [x, put.constant("position", np.array([0], np.int64)), put.constant("cos", cos),
                put.constant("sin", sin)]  # fmt: skip
         rotated = put.node("RotaryEmbedding", ins, domain=CONTRIB, **attrs)
-        if CONTRIB not in {o.domain for o in model.opset_import}:
-            model.opset_import.append(helper.make_opsetid(CONTRIB, 1))
+    if CONTRIB in {n.domain for n in put.nodes} and CONTRIB not in {
+        o.domain for o in model.opset_import
+    }:
+        model.opset_import.append(helper.make_opsetid(CONTRIB, 1))
     if len(dims) == 4 and three_d:
         put.node("Reshape", [rotated, put.constant("shape", np.array(dims, np.int64))])
     put.done()

@@ -4,8 +4,8 @@ on its CPU provider (docs/performance.md)."""
 from __future__ import annotations
 
 from ..common.rotation import rotations
+from ..shared import affine_chains
 from ..target import Lowering, Target, TargetForm, lowers
-from .fusion import fuse
 
 MATMUL_DFT_MAX_LENGTH = 256
 """The longest STFT frame the onnxruntime target runs as a MatMul. Over 2^20 real
@@ -19,10 +19,6 @@ accurate)."""
 
 def _rotations(step: Lowering) -> None:
     step.notes += rotations(step.model, contrib=True)
-
-
-def _fuse(step: Lowering) -> None:
-    step.notes += fuse(step.model, MATMUL_DFT_MAX_LENGTH)
 
 
 ONNXRUNTIME = Target(
@@ -43,13 +39,7 @@ ONNXRUNTIME = Target(
             "RotaryEmbedding: com.microsoft's below opset 23, the standard one from 23",
             _rotations,
         ),
-        TargetForm(
-            "affine chains",
-            "a chain affine in one real signal that holds a DFT (a spectral filter, "
-            "however spelled), or is long and small (an unrolled recurrence), read off "
-            "the chain and run as one product where the cost model finds it cheaper",
-            _fuse,
-        ),
+        affine_chains(MATMUL_DFT_MAX_LENGTH, every_model=True),
         TargetForm(
             "faster lowerings",
             "a DFT of static length as accurate MatMuls (`common.transforms`), an STFT of "

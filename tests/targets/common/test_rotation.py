@@ -49,13 +49,17 @@ def test_tf2onnx_rope_is_the_contrib_node_below_opset_23_for_onnxruntime(tmp_pat
     assert not _rotary(_converted(path, tmp_path, "onnx")), "no such node below opset 23"
 
 
-def _rotate_half(seq=6, heads=2, dim=8, vary_with_head=False) -> onnx.ModelProto:
+def _rotate_half(seq=6, heads=2, dim=8, vary_with_head=False, length=0) -> onnx.ModelProto:
     """GPT-NeoX's rotate_half on [1, S, H, D]: y = x c + rotate_half(x) s, with c and s
-    the real and imaginary parts of a complex table (Cast, and Cast of -i times it)."""
+    the real and imaginary parts of a complex table (Cast, and Cast of -i times it).
+    With a `length`, the table is `length` rows gathered at the graph input `positions`
+    [S], as Llama gathers freqs_cis at a decoding step's positions."""
     rng = np.random.default_rng(0)
-    shape = [seq, heads if vary_with_head else 1, dim]
+    shape = [length or seq, heads if vary_with_head else 1, dim]
     table = np.exp(1j * rng.uniform(0, 6, shape)).astype(np.complex64)
+    gather = [helper.make_node("Gather", ["freqs", "positions"], ["table"])] if length else []
     nodes = [
+        *gather,
         helper.make_node("Cast", ["table"], ["c"], to=TensorProto.FLOAT),
         helper.make_node("Mul", ["table", "minus_i"], ["rot"]),
         helper.make_node("Cast", ["rot"], ["s"], to=TensorProto.FLOAT),
@@ -66,11 +70,12 @@ def _rotate_half(seq=6, heads=2, dim=8, vary_with_head=False) -> onnx.ModelProto
         helper.make_node("Mul", ["turned", "s"], ["ts"]),
         helper.make_node("Add", ["xc", "ts"], ["y"]),
     ]
-    inits = [init("table", np.concatenate([table[..., : dim // 2]] * 2, -1)),
+    inits = [init("freqs" if length else "table", np.concatenate([table[..., : dim // 2]] * 2, -1)),
              init("minus_i", np.array(-1j, np.complex64)),
              init("halves", np.array([dim // 2, dim // 2], np.int64))]  # fmt: skip
     x, y = vi("x", F32, [1, seq, heads, dim]), vi("y", F32, [1, seq, heads, dim])
-    return make_model(nodes, [x], [y], inits)
+    positions = [vi("positions", np.int64, [seq])] if length else []
+    return make_model(nodes, [x, *positions], [y], inits)
 
 
 def test_rotate_half_is_the_node_on_halves():
@@ -80,6 +85,33 @@ def test_rotate_half_is_the_node_on_halves():
         "interleaved": 0,
         "num_heads": 2,
     }
+
+
+@pytest.mark.parametrize(("target", "opset"), [("onnxruntime", 18), ("onnx", 23)])
+def test_a_table_gathered_at_run_time_positions_is_the_node_with_position_ids(target, opset):
+    """freqs [10, 1, 8] gathered at the positions given: the node reads the whole table
+    as its caches, and the positions as position_ids (-1 reads the last row, as the
+    Gather does)."""
+    model = _rotate_half(length=10)
+    x = np.random.default_rng(1).standard_normal((1, 6, 2, 8)).astype(F32)
+    for positions in ([0, 1, 2, 3, 4, 5], [9, 0, 7, -1, 3, 3]):
+        feeds = {"x": x, "positions": np.array(positions, np.int64)}
+        out = assert_rewrites(model, feeds=feeds, target=target, target_opset=opset)
+        assert op_counts(out) == Ops(RotaryEmbedding=1, Cast=1, Mod=1, Reshape=3, Expand=1)
+        (node,) = _rotary(out)
+        caches = {t.name: list(t.dims) for t in out.graph.initializer}
+        assert [caches.get(name) for name in node.input] == (
+            [None, None, [10, 4], [10, 4]] if opset < 23 else [None, [10, 4], [10, 4], None]
+        )
+
+
+def test_llamas_freqs_cis_gathered_at_positions_is_the_node(tmp_path):
+    """jax2onnx's Llama decoder, freqs_cis[positions] with positions an int32 input: q's
+    and k's rotations, in both blocks, are four nodes, on both targets (opset 23)."""
+    path = FIXTURES / "models" / "jax2onnx" / "llama_decoder.onnx"
+    for target in ("onnx", "onnxruntime"):
+        out = _converted(path, tmp_path, target)
+        assert len(_rotary(out)) == 4 and "Gather" not in op_counts(out)
 
 
 def test_a_table_that_varies_with_the_head_is_no_rotary_node():

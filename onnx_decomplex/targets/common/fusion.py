@@ -31,8 +31,9 @@ import onnx
 from onnx import TensorProto
 
 from ...graphs import default_opset, dft_axis
-from ..common.chains import Chain, Placed, ends, is_affine, is_dft, replace_chains, shared
-from ..common.probe import Affine, probe, rank_of, runner
+from .chains import Chain, Placed, ends, is_affine, is_dft, replace_chains, shared
+from .convolution import Convolution, read_convolution, replace_convolution
+from .probe import RANK_TOL, Affine, probe, rank_of, runner
 
 COSTLY = frozenset({"DFT", "MatMul"})
 """Ops whose cost `_chain_cost` counts from their inputs."""
@@ -110,11 +111,12 @@ class Product:
     rows: bool = False
 
 
-def cheapest_form(f: Affine, x_lead: list) -> Product:
+def cheapest_form(f: Affine, x_lead: list, budget: float = math.inf) -> Product:
     """M^T itself, or, where M has low rank r (`probe.RANK_TOL`), A [N, r] and B [r, N'],
     from its singular values (or its range's basis); whichever costs less (`COST`).
     `x_lead` are x's leading dims (a name for one not static), for how many rows share
-    each matrix."""
+    each matrix. Where neither could cost at most `budget`, M's rank is only bounded,
+    not read off its singular values."""
     lead = (f.m if f.m is not None else f.q).shape[:-2]
     varying = [i for i, d in enumerate(lead) if d > 1]
     shared = [i for i, d in enumerate(lead) if d == 1]
@@ -143,15 +145,31 @@ def cheapest_form(f: Affine, x_lead: list) -> Product:
     else:
         m = kept(f.m)
         n_out, n = m.shape[-2:]
+        factors, work = [np.swapaxes(m, -1, -2)], n * n_out
+        most = int(budget / rate // (n + n_out))  # the highest rank within the budget
+        if most < min(n, n_out) and n * n_out * rate > budget and _rank_above(m, most):
+            form.factors, form.cost = factors, rate * work
+            return form  # over the budget, whatever M's rank
         u, s, vt = np.linalg.svd(m, full_matrices=False)
         rank = max(rank_of(s), 1)
-        factors, work = [np.swapaxes(m, -1, -2)], n * n_out
         if rank * (n + n_out) < n * n_out:
             a = np.swapaxes(vt[..., :rank, :], -1, -2) * s[..., None, :rank]  # [..., N, r]
             factors, work = [a, np.swapaxes(u[..., :, :rank], -1, -2)], rank * (n + n_out)
     moves = 2 * COST["pass"] * (n + n_out) if form.perm else 0.0
     form.factors, form.cost = factors, rate * work + moves
     return form
+
+
+def _rank_above(m: np.ndarray, rank: int) -> bool:
+    """Whether M (or any of a stack of them) has a rank above `rank`: M less its
+    projection on the range of M G, for a random G of `rank` + 8 columns, is 10 times
+    `probe.RANK_TOL` of M's norm (a matrix of rank `rank` or less leaves only rounding
+    there, with probability 1). N N' (`rank` + 8) multiply-adds, where M's SVD takes
+    N N' min(N, N')."""
+    g = np.random.default_rng(0).standard_normal((m.shape[-1], rank + 8))
+    q, _ = np.linalg.qr(m @ g)
+    rest = np.linalg.norm(m - q @ (np.swapaxes(q, -1, -2) @ m), axis=(-2, -1))
+    return bool(np.any(rest > 10 * RANK_TOL * np.linalg.norm(m, axis=(-2, -1))))
 
 
 UNROLLED_MIN_NODES = 16
@@ -167,7 +185,8 @@ def fuse(model: onnx.ModelProto, matmul_up_to: int) -> list[str]:
     up to `matmul_up_to` are costed as the MatMuls they will become."""
     fused = functools.partial(_fuse_chain, matmul_up_to=matmul_up_to)
     notes = replace_chains(model, is_dft, fused)
-    return notes + replace_chains(model, is_affine, functools.partial(fused, unrolled=True))
+    unrolled = functools.partial(fused, unrolled=True)
+    return notes + replace_chains(model, is_affine, unrolled, least=UNROLLED_MIN_NODES)
 
 
 TAIL_AXES = (1, 2, 3)
@@ -228,15 +247,47 @@ def _fuse_chain(
             f = None
         if f is None:
             continue
-        form = cheapest_form(f, lead)
-        nbytes = sum(w.size for w in form.factors) * np.dtype(dtype).itemsize
-        if form.cost > COST["margin"] * chain_cost or nbytes > MAX_BYTES:
+        convolution = _convolution(f, tail, tail_y)
+        if (
+            convolution is not None
+            and convolution.cost <= n * n_out
+            and (convolution.cost <= convolution.rank * (n + n_out))
+        ):
+            form = convolution  # M's factors would cost more: not read off its SVD
+        else:
+            form = cheapest_form(f, lead, COST["margin"] * chain_cost)
+            if convolution is not None and convolution.cost < form.cost:
+                form = convolution
+        if form.cost > COST["margin"] * chain_cost or _bytes(form, dtype) > MAX_BYTES:
             return None
-        _replace(model, chain, form, f.b, dtype, (len(lead), k, tail_y))
-        sizes = " and ".join("x".join(map(str, w.shape[-2:])) for w in form.factors)
-        return (f"{chain.y}: affine in {chain.x}, {len(chain.nodes)} nodes -> products by "
-                f"{sizes}, {form.cost / chain_cost:.2f} of the chain's cost")  # fmt: skip
+        layout = (len(lead), k, tail_y)
+        if isinstance(form, Convolution):
+            replace_convolution(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
+            sizes = f"a convolution over {form.basis.shape[1]} of {form.basis.shape[0]} frequencies"
+        else:
+            _replace(model, chain, form, f.b, dtype, layout)
+            sizes = "products by " + " and ".join(
+                "x".join(map(str, w.shape[-2:])) for w in form.factors
+            )
+        return (f"{chain.y}: affine in {chain.x}, {len(chain.nodes)} nodes -> {sizes}, "
+                f"{form.cost / chain_cost:.2f} of the chain's cost")  # fmt: skip
     return None
+
+
+def _convolution(f: Affine, tail: list[int], tail_y: list[int]) -> Convolution | None:
+    """M as a convolution over some of x's tail axes (`spectral`), where it is one map
+    for every row of x."""
+    if f.m is None or any(d != 1 for d in f.m.shape[:-2]):
+        return None
+    return read_convolution(f.m.reshape(f.m.shape[-2:]), tail, tail_y)
+
+
+def _bytes(form: Product | Convolution, dtype) -> int:
+    if isinstance(form, Convolution):
+        arrays = [form.basis, form.core, form.basis, form.constant]
+    else:
+        arrays = form.factors
+    return sum(a.size for a in arrays if a is not None) * np.dtype(dtype).itemsize
 
 
 def _lone_transform(chain: Chain) -> bool:

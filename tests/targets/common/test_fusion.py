@@ -10,8 +10,7 @@ from helpers import Ops, assert_rewrites, crandn, init, make_model, op_counts, v
 from onnx import TensorProto, helper
 
 from onnx_decomplex import decomplex
-from onnx_decomplex.targets.common import chains, probe
-from onnx_decomplex.targets.onnxruntime import fusion
+from onnx_decomplex.targets.common import chains, fusion, probe
 
 F32 = np.float32
 PROBE_RANGE = probe.probe_range
@@ -123,10 +122,17 @@ def test_a_long_transform_with_every_bin_weighted_keeps_its_dfts():
     assert sum("(four-step)" in note for note in report.lowering_notes) == 2
 
 
-def test_other_targets_keep_their_dfts_in_their_accurate_forms():
+def test_the_default_target_runs_a_chain_as_standard_products_too():
     w = crandn(np.random.default_rng(6), [9])
     out, report = decomplex(GEN.half_spectrum_filter([2, 16], w))
-    assert "DFT" not in op_counts(out) and report.lowered == {"DFT": 2}
+    assert op_counts(out) == Ops(MatMul=1) and report.lowered == {"affine chain": 1}
+
+
+@pytest.mark.parametrize("target", ["openvino", "tensorrt"])
+def test_other_targets_keep_their_dfts_in_their_own_forms(target):
+    w = crandn(np.random.default_rng(6), [9])
+    _, report = decomplex(GEN.half_spectrum_filter([2, 16], w), target=target)
+    assert report.lowered == {"DFT": 2}
     assert not [note for note in report.lowering_notes if "affine in" in note]
 
 

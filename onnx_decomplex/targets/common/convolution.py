@@ -1,0 +1,214 @@
+"""An affine chain that is a convolution along some of x's axes, run as an expert
+writes a Fourier layer: restricted to the frequencies where it filters.
+
+A Fourier neural operator's spectral convolution, its pointwise channel mix beside it,
+and any spectral filter are, together, one convolution over x's spatial axes, circular
+(`fusion` reads M off the chain, `common.probe`): each frequency f of y's channels is a
+channel matrix K(f) times x's at f. Most such layers keep a few modes, so K(f) is one
+matrix K0 at every frequency but a few (0 where the filter drops them, the pointwise mix
+where it is added):
+
+    y = K0 x + Q C Q^T x
+
+where Q [S, r] is an orthonormal real basis of the r frequencies where K(f) differs from
+K0, and C [O r, I r] mixes their channels. In onnxruntime that is five products on x's
+own layout (one restricted transform, one channel mix, one restricted inverse, and K0),
+where the dense M costs (I S)(O S) multiply-adds per row: 0.1 of that for FNO-1D's
+layer (16 channels, 64 points, 8 modes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .chains import Placed
+
+TOLERANCE = 1e-5
+"""Where K(f) differs from K0: past this share of K's largest entry. M is read in
+float32 arithmetic, which leaves about 1e-7 of it elsewhere."""
+
+
+@dataclass
+class Convolution:
+    """y = K0 x + Q C Q^T x over one block of x's last axes, the spatial ones (S
+    values), beside one block of channels (I in, O out).
+
+    Attributes:
+        channels_first: Whether x's channels come before its spatial axes.
+        channels: I and O.
+        basis: Q, [S, r].
+        core: C, as the product on x's layout: [I r, O r] channels first (x's rows
+            [I, r]), else [r I, r O].
+        constant: K0, [O, I]; None where it is 0.
+        cost: Multiply-adds per row of x.
+        rank: M's rank (the sum of K(f)'s over the frequencies), for what a product
+            by M's factors would cost.
+    """
+
+    channels_first: bool
+    channels: tuple[int, int]
+    basis: np.ndarray
+    core: np.ndarray
+    constant: np.ndarray | None
+    cost: float
+    rank: int
+
+
+def read_convolution(m: np.ndarray, tail: list[int], tail_y: list[int]) -> Convolution | None:
+    """The cheapest `Convolution` that is M ([N', N], x's `tail` axes flattened to N and
+    y's `tail_y` to N'), over every split of the tail into one block of channels and one
+    of spatial axes; None where M is a convolution over none."""
+    if len(tail) != len(tail_y):
+        return None
+    found = []
+    for split in range(len(tail)):
+        for channels_first in (True, False):
+            if not channels_first and split == len(tail) - 1:
+                continue  # all spatial: as channels first with none
+            spatial = list(range(split, len(tail))) if channels_first else list(range(split + 1))
+            if any(tail[a] != tail_y[a] or tail[a] < 2 for a in spatial):
+                continue
+            form = _convolution(m, tail, tail_y, spatial, channels_first)
+            if form is not None:
+                found.append(form)
+    return min(found, key=lambda form: form.cost, default=None)
+
+
+def _convolution(m, tail, tail_y, spatial, channels_first) -> Convolution | None:
+    chans = [a for a in range(len(tail)) if a not in spatial]
+    sizes = [tail[a] for a in spatial]
+    n_in, n_out = math.prod(tail[a] for a in chans), math.prod(tail_y[a] for a in chans)
+    s = math.prod(sizes)
+    t = _arranged(m, tail, tail_y, chans, spatial)  # [O, I, S, S']
+    kernel = _kernel(t.reshape(n_out, n_in, *sizes, *sizes))
+    if kernel is None:
+        return None
+    spectrum = np.fft.fftn(kernel, axes=range(2, kernel.ndim))  # K(f): [O, I, *S]
+    scale = TOLERANCE * float(np.max(np.abs(spectrum)))
+    each = np.linalg.svd(np.moveaxis(spectrum.reshape(n_out, n_in, s), -1, 0), compute_uv=False)
+    forms = []
+    for constant in _constants(spectrum, sizes, scale):
+        pointwise = constant.reshape(*constant.shape, *[1] * len(sizes))
+        differs = np.max(np.abs(spectrum - pointwise), axis=(0, 1)) > scale
+        differs |= differs[np.ix_(*[-np.arange(d) % d for d in sizes])]  # and at -f
+        basis = _basis(differs, sizes)
+        r = basis.shape[1]
+        cost = r * s * (n_in + n_out) + r * r * n_in * n_out + s * n_in * n_out * constant.any()
+        forms.append((cost, constant, basis))
+    cost, constant, basis = min(forms, key=lambda form: form[0])
+    rest = t - np.einsum("oi,np->oinp", constant, np.eye(s))
+    core = basis.T @ rest @ basis  # [O, I, r, r]
+    if np.max(np.abs(basis @ core @ basis.T - rest)) > 10 * TOLERANCE * np.max(np.abs(t)):
+        return None
+    r = basis.shape[1]
+    if not r and not constant.any():
+        return None  # M is 0
+    if channels_first:  # x's rows [I, r] onto y's [O, r]
+        product = core.transpose(1, 3, 0, 2).reshape(n_in * r, n_out * r)
+    else:
+        product = core.transpose(3, 1, 2, 0).reshape(r * n_in, r * n_out)
+    return Convolution(
+        channels_first, (n_in, n_out), basis, product,
+        constant if constant.any() else None, float(cost), int(np.sum(each > scale)),
+    )  # fmt: skip
+
+
+def _arranged(m: np.ndarray, tail, tail_y, chans: list[int], spatial: list[int]) -> np.ndarray:
+    """M ([N', N]) as [O, I, S, S']: y's channels, x's, y's places, x's."""
+    k = len(tail)
+    t = m.reshape(*tail_y, *tail).transpose(
+        *chans, *(k + a for a in chans), *spatial, *(k + a for a in spatial)
+    )
+    n_out, n_in = math.prod(tail_y[a] for a in chans), math.prod(tail[a] for a in chans)
+    s = math.prod(tail[a] for a in spatial)
+    return t.reshape(n_out, n_in, s, s)
+
+
+def _kernel(t: np.ndarray) -> np.ndarray | None:
+    """K [O, I, *S] where `t` ([O, I, *S, *S']) is circular over the spatial axes:
+    t[..., n, n'] = K[..., n - n'] (mod S); else None."""
+    d = (t.ndim - 2) // 2
+    sizes = t.shape[2 : 2 + d]
+    kernel = t[(..., *[0] * d)]  # y at every place, x at the origin
+    places = np.ix_(*[np.arange(n) for n in sizes], *[np.arange(n) for n in sizes])
+    shifts = tuple((places[i] - places[d + i]) % n for i, n in enumerate(sizes))
+    largest = float(np.max(np.abs(t), initial=0.0))
+    if largest == 0 or np.max(np.abs(kernel[(..., *shifts)] - t)) > TOLERANCE * largest:
+        return None
+    return kernel
+
+
+def _constants(spectrum: np.ndarray, sizes: list[int], scale: float):
+    """K0's candidates: 0, and K at the highest frequency (where a layer that keeps a
+    few modes has only its pointwise mix), where that is real."""
+    yield np.zeros(spectrum.shape[:2])
+    highest = spectrum[(slice(None), slice(None), *(d // 2 for d in sizes))]
+    if np.max(np.abs(highest.imag)) <= scale:
+        yield highest.real
+
+
+def _basis(differs: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """An orthonormal real basis [S, r] of the signals at the frequencies `differs`
+    marks (a set closed under negation, so r is their count)."""
+    freqs = np.argwhere(differs)
+    if not len(freqs):
+        return np.zeros((math.prod(sizes), 0))
+    grid = np.stack(np.meshgrid(*[np.arange(d) for d in sizes], indexing="ij"), -1)
+    phase = 2 * np.pi * np.einsum("...a,fa->...f", grid / np.array(sizes), freqs)
+    waves = np.concatenate([np.cos(phase), np.sin(phase)], -1).reshape(-1, 2 * len(freqs))
+    u, sv, _ = np.linalg.svd(waves, full_matrices=False)
+    return u[:, : int(np.sum(sv > 1e-8 * sv[0]))]
+
+
+def replace_convolution(
+    model, chain, form: Convolution, b: np.ndarray, dtype, lead: int, tails: tuple[list, list]
+) -> None:
+    """Computes chain.y as `form` of chain.x (plus b), in the place of the chain's last
+    node. x and y have `lead` leading axes, then the `tails` the map acts on, x's and
+    y's: each is reshaped to one block of channels and one of spatial axes, where it has
+    other axes."""
+    put = Placed(model.graph, chain.y)
+    n_in, n_out = form.channels
+    r = form.basis.shape[1]
+
+    def const(stem: str, value: np.ndarray) -> str:
+        return put.constant(stem, np.ascontiguousarray(value).astype(dtype))
+
+    def reshape(x: str, sizes: list[int]) -> str:
+        shape = np.array([0] * lead + sizes, np.int64)
+        return put.node("Reshape", [x, put.constant("shape", shape)])
+
+    def blocks(tail: list[int], n: int) -> tuple[list[int], bool]:
+        """The tail as [channels, spatial] (or the other way), and whether it is so."""
+        shape = [n, math.prod(tail) // n]
+        shape = shape if form.channels_first else shape[::-1]
+        return shape, list(tail) == shape
+
+    (x_shape, x_is), (y_shape, y_is) = blocks(tails[0], n_in), blocks(tails[1], n_out)
+    x = chain.x if x_is else reshape(chain.x, x_shape)
+    parts = []
+    if r:
+        if form.channels_first:
+            z = put.node("MatMul", [x, const("basis", form.basis)])
+            z = put.node("MatMul", [reshape(z, [-1]), const("mix", form.core)])
+            parts.append(
+                put.node("MatMul", [reshape(z, [n_out, r]), const("inverse", form.basis.T)])
+            )
+        else:
+            z = put.node("MatMul", [const("basis", form.basis.T), x])
+            z = put.node("MatMul", [reshape(z, [-1]), const("mix", form.core)])
+            parts.append(put.node("MatMul", [const("inverse", form.basis), reshape(z, [r, n_out])]))
+    if form.constant is not None:
+        if form.channels_first:
+            parts.append(put.node("MatMul", [const("pointwise", form.constant), x]))
+        else:
+            parts.append(put.node("MatMul", [x, const("pointwise", form.constant.T)]))
+    y = parts[0] if len(parts) == 1 else put.node("Add", parts)
+    if np.any(b != 0):
+        y = put.node("Add", [y, const("bias", b.reshape(*b.shape[:-1], *y_shape))])
+    if not y_is:
+        reshape(y, list(tails[1]))
+    put.done()

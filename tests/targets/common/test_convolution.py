@@ -1,0 +1,118 @@
+"""A map that is a convolution over some of x's axes, read as the few frequencies where
+it filters and the mix it adds at every one (`common.convolution`), in both layouts of
+channels; and Fourier layers of every exporter run so, in onnxruntime, against their
+expected outputs."""
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from helpers import op_counts
+
+from onnx_decomplex.pipeline import Files, convert_file
+from onnx_decomplex.targets.common.convolution import read_convolution
+
+CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "models"
+
+
+def _circulant(kernel: np.ndarray) -> np.ndarray:
+    """M [O S, I S] of y[o] = sum_i kernel[o, i] (*) x[i], circular over the spatial axes,
+    for `kernel` [O, I, *S]; x and y [channels, *S] flattened."""
+    n_out, n_in, *sizes = kernel.shape
+    m = np.zeros((n_out, *sizes, n_in, *sizes))
+    for at in np.ndindex(*sizes):  # x's place
+        shifted = np.roll(kernel, at, axis=tuple(range(2, 2 + len(sizes))))
+        m[(slice(None), *[slice(None)] * len(sizes), slice(None), *at)] = np.moveaxis(
+            shifted, 1, -1
+        )
+    return m.reshape(n_out * np.prod(sizes), n_in * np.prod(sizes))
+
+
+def _band_limited(rng, n_out, n_in, sizes, modes, pointwise) -> np.ndarray:
+    """A real kernel whose spectrum is `pointwise` at every frequency but those below
+    `modes` on every axis (and their negatives), where it is random."""
+    spectrum = np.broadcast_to(
+        pointwise.reshape(n_out, n_in, *[1] * len(sizes)), (n_out, n_in, *sizes)
+    ).astype(complex)
+    kept = tuple(slice(0, modes) for _ in sizes)
+    spectrum[(slice(None), slice(None), *kept)] += rng.standard_normal(
+        (n_out, n_in, *[modes] * len(sizes))
+    ) + 1j * rng.standard_normal((n_out, n_in, *[modes] * len(sizes)))
+    kernel = np.fft.ifftn(spectrum, axes=range(2, 2 + len(sizes)))
+    return kernel.real  # the real part: the spectrum made Hermitian, the modes' negatives in
+
+
+def _run(form, x: np.ndarray) -> np.ndarray:
+    """The form on one row of x, its tail flattened to [channels, S] or [S, channels]."""
+    q, (n_in, n_out) = form.basis, form.channels
+    r = q.shape[1]
+    if form.channels_first:
+        x = x.reshape(n_in, -1)
+        y = (((x @ q).reshape(-1) @ form.core).reshape(n_out, r)) @ q.T
+        return y + (form.constant @ x if form.constant is not None else 0)
+    x = x.reshape(-1, n_in)
+    y = q @ ((q.T @ x).reshape(-1) @ form.core).reshape(r, n_out)
+    return y + (x @ form.constant.T if form.constant is not None else 0)
+
+
+@pytest.mark.parametrize("pointwise", [True, False])
+def test_a_fourier_layer_is_its_kept_modes_and_its_pointwise_mix(pointwise):
+    """3 channels in, 4 out, 32 points, 3 modes kept: 5 real frequencies (0, +-1, +-2)."""
+    rng = np.random.default_rng(0)
+    mix = rng.standard_normal((4, 3)) if pointwise else np.zeros((4, 3))
+    m = _circulant(_band_limited(rng, 4, 3, [32], 3, mix))
+    form = read_convolution(m, [3, 32], [4, 32])
+    assert form.channels_first and form.basis.shape == (32, 5)
+    if pointwise:
+        np.testing.assert_allclose(form.constant, mix, atol=1e-12)
+    else:
+        assert form.constant is None
+    x = rng.standard_normal(3 * 32)
+    np.testing.assert_allclose(_run(form, x).reshape(-1), m @ x, atol=1e-10)
+    assert form.cost < m.size / 4
+
+
+def test_channels_after_two_spatial_axes():
+    """[H, W, C] as Keras and GFNet lay it out: the convolution over (H, W), its
+    channels last. Filtering 2 x 2 frequencies, with the negatives of those not 0
+    on both axes (0, -1), (-1, 0) and (-1, -1), is 7 of 48."""
+    rng = np.random.default_rng(1)
+    kernel = _band_limited(rng, 2, 2, [8, 6], 2, rng.standard_normal((2, 2)))
+    m = _circulant(kernel)  # [O H W, I H W]: move the channels last on both sides
+    m = m.reshape(2, 48, 2, 48).transpose(1, 0, 3, 2).reshape(96, 96)
+    form = read_convolution(m, [8, 6, 2], [8, 6, 2])
+    assert not form.channels_first and form.basis.shape == (48, 7)
+    x = rng.standard_normal(96)
+    np.testing.assert_allclose(_run(form, x).reshape(-1), m @ x, atol=1e-10)
+
+
+def test_a_map_that_is_no_convolution_is_none():
+    m = np.random.default_rng(2).standard_normal((64, 64))
+    assert read_convolution(m, [4, 16], [4, 16]) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "frequencies", "target"),
+    [("jax2onnx/fno1d", "15 of 64", "onnx"), ("jax2onnx/fno1d_nnx", "15 of 64", "onnxruntime"),
+     ("jax2onnx/fno2d", "57 of 256", "onnx"), ("tf2onnx/fno", "15 of 64", "onnxruntime"),
+     ("torch/fno1d_cfloat", "15 of 64", "onnxruntime"),
+     ("torch/fno1d_reim", "15 of 64", "onnxruntime"), ("torch/fno1d_reim", "", "onnx")],
+)  # fmt: skip
+def test_every_exporters_fourier_layer_is_its_kept_modes(name, frequencies, target, tmp_path):
+    """The layer after the first is a convolution over its kept modes (FNO-2D keeps
+    8 x 4, 57 frequencies with the ones its irfft folds in), in standard ops, on both
+    targets; the outputs match the framework's. torch's exports hold no complex value,
+    so the default target leaves them as they are."""
+    src = CORPUS / f"{name}.onnx"
+    stem = src.with_suffix("")
+    files = Files(inputs=Path(f"{stem}.npz"), expected=Path(f"{stem}.expected.npz"))
+    result = convert_file(src, tmp_path / src.name, files=files, target=target)
+    assert result.ok and result.framework.passed, result.framework.outputs
+    notes = result.report.lowering_notes
+    if name.startswith("torch") and target == "onnx":
+        assert not result.report.changed
+        return
+    assert any(f"a convolution over {frequencies} frequencies" in note for note in notes), notes
+    out = onnx.load(tmp_path / src.name)
+    assert not {"DFT", "ScatterND", "Gather", "Einsum"} & set(op_counts(out))
