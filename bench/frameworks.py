@@ -17,9 +17,16 @@ rewrite's outputs too (rtol 1e-4, atol 1e-5, as tests/test_models.py), then time
 three interleaved run by run, after a warm-up: the framework call on inputs already
 held as its own arrays (JAX waits for the result), and onnxruntime's
 InferenceSession.run on inputs already packed (complex arrays as float pairs), one
-intra-op and one inter-op thread. Each result is the median seconds per call, and
-each ratio the rewrite's median over the framework's. The process is pinned to one
+intra-op and one inter-op thread. The calls run in another order each run, so that
+none always follows the same other call (a call of a few microseconds timed always
+right after the framework's took up to twice its time). Each result is the median seconds per
+call, and each ratio the rewrite's median over the framework's. The process is pinned to one
 CPU core, so that no library's thread pool can use another.
+
+Where `floors.py` holds a graph written by hand for the model (the fastest known in
+standard ops), it is checked against NAME.expected.npz and timed in the same
+interleaving: "over floor" is each rewrite's time over the floor's (default target,
+onnxruntime target).
 
 With `--profile`, each rewrite slower than its framework is then run again under
 onnxruntime's profiler, and the time its nodes took is summed by node type.
@@ -54,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from floors import FLOORS  # noqa: E402
 from timing import interleaved_medians, session_options  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,6 +184,23 @@ def onnx_call(model: bytes, feeds: dict[str, np.ndarray], profile_prefix: str | 
     return session, outputs, call
 
 
+def floor_call(model: bytes, feeds: dict[str, np.ndarray]):
+    """A hand-written floor's outputs on `feeds` (its inputs in their order, complex
+    ones packed), and a call that runs it on them."""
+    import onnxruntime as ort
+
+    from onnx_decomplex.cmath import pack
+
+    session = ort.InferenceSession(model, session_options(1), providers=["CPUExecutionProvider"])
+    values = [pack(v) if np.iscomplexobj(v) else v for v in feeds.values()]
+    packed = {i.name: v for i, v in zip(session.get_inputs(), values, strict=True)}
+
+    def call() -> list[np.ndarray]:
+        return session.run(None, packed)
+
+    return call(), call
+
+
 def mismatch(outputs: list, expected: dict[str, np.ndarray]) -> dict:
     """The largest absolute difference from the framework's saved outputs, and whether
     every output is within the tolerance."""
@@ -254,12 +279,26 @@ def measure(exporter: str, names: list[str], args: argparse.Namespace) -> dict:
             in_order = [outputs[n] for n in expected.files]
             result["targets"][target] = {"ops": ops, "vs_expected": mismatch(in_order, expected)}
             timed.append(call)
-        framework_s, *onnx_s = interleaved_medians(timed, args.warmup, args.runs)
+        floor = FLOORS.get(exporter, {}).get(name)
+        if floor is not None:
+            graph = floor(make_models(exporter))
+            outputs, call = floor_call(graph.SerializeToString(), feeds[name])
+            result["floor"] = {
+                "nodes": len(graph.graph.node),
+                "vs_expected": mismatch(outputs, expected),
+            }
+            timed.append(call)
+        framework_s, *onnx_s = interleaved_medians(timed, args.warmup, args.runs, shuffled=True)
         result["framework_ms"] = framework_s * 1e3
+        if floor is not None:
+            floor_s = onnx_s.pop()
+            result["floor"]["ms"] = floor_s * 1e3
         for target, seconds in zip(TARGETS, onnx_s, strict=True):
             entry = result["targets"][target]
             entry["ms"] = seconds * 1e3
             entry["ratio"] = seconds / framework_s
+            if floor is not None:
+                entry["vs_floor"] = seconds / floor_s
             if args.profile and entry["ratio"] > 1.0:
                 entry["profile"] = profile(models[target], feeds[name], args.warmup, args.runs)
         results.append(result)
@@ -275,12 +314,15 @@ def print_table(exporter: str, measured: dict, runs: int) -> None:
         f"(median of {runs} interleaved runs, 1 thread)"
     )
     table = Table(title=title, title_justify="left")
-    columns = ["model", "framework", "onnx", "ratio", "onnxruntime", "ratio", "matches"]
+    columns = ["model", "framework", "onnx", "ratio", "onnxruntime", "ratio", "floor",
+               "over floor", "matches"]  # fmt: skip
     for col in columns:
         table.add_column(col, justify="left" if col in ("model", "matches") else "right")
     for r in measured["results"]:
         onnx_t, ort_t = (r["targets"][t] for t in TARGETS)
+        floor = r.get("floor")
         checks = [r["framework_vs_expected"], onnx_t["vs_expected"], ort_t["vs_expected"]]
+        checks += [floor["vs_expected"]] if floor else []
         matches = "yes" if all(c["close"] for c in checks) else "[red]NO[/]"
         table.add_row(
             r["model"] + (" (minimal)" if r["minimal"] else ""),
@@ -289,6 +331,8 @@ def print_table(exporter: str, measured: dict, runs: int) -> None:
             f"{onnx_t['ratio']:.2f}",
             f"{ort_t['ms']:.3f} ms",
             f"{ort_t['ratio']:.2f}",
+            f"{floor['ms']:.3f} ms" if floor else "",
+            f"{onnx_t['vs_floor']:.2f}, {ort_t['vs_floor']:.2f}" if floor else "",
             matches,
         )
     console = Console(width=140)

@@ -26,16 +26,25 @@ def session_options(threads: int = 1, profile_prefix: str | None = None):
 
 
 def interleaved_medians(
-    calls: list[Callable[[], object]], warmup: int, runs: int, warm_runs: int = 0
+    calls: list[Callable[[], object]],
+    warmup: int,
+    runs: int,
+    warm_runs: int = 0,
+    shuffled: bool = False,
 ) -> list[float]:
     """Median seconds per call of each, timed one after the other run by run after a
-    warm-up, each timed call after `warm_runs` untimed ones of itself."""
+    warm-up, each timed call after `warm_runs` untimed ones of itself; `shuffled`: in
+    another order each run (seeded), so that none always follows the same other call."""
     for _ in range(warmup):
         for call in calls:
             call()
     times = [[] for _ in calls]
+    order = np.random.default_rng(0)
     for _ in range(runs):
-        for call, spent in zip(calls, times, strict=True):
+        pairs = list(zip(calls, times, strict=True))
+        if shuffled:
+            pairs = [pairs[i] for i in order.permutation(len(pairs))]
+        for call, spent in pairs:
             for _ in range(warm_runs):
                 call()
             start = time.perf_counter()

@@ -52,21 +52,28 @@ def rotations(model: onnx.ModelProto, contrib: bool) -> list[str]:
     opset = default_opset(model) or 1
     if not (contrib or opset >= ROTARY_OPSET):
         return []
-    positions = frozenset(
-        i.name for i in model.graph.input if i.type.tensor_type.elem_type in INTEGERS
-    )
-    rotate = functools.partial(_rotate, opset=opset, positions=positions)
-    return replace_chains(model, _is_table_product, rotate, given=positions)
+    inputs = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
+    positions = frozenset(name for name, elem in inputs.items() if elem in INTEGERS)
+    rotate = functools.partial(_rotate, opset=opset)
+    notes = replace_chains(model, _is_table_product, rotate, given=positions)
+    floats = [name for name, elem in inputs.items() if elem == TensorProto.FLOAT]
+    for table in floats[:MAX_TABLE_INPUTS] if len(floats) > 1 else []:
+        notes += replace_chains(model, _is_table_product, rotate, given=positions | {table})
+    return notes
 
 
 INTEGERS = frozenset({TensorProto.INT32, TensorProto.INT64})
 """The types of a graph input of positions, at which a table is gathered."""
 
+MAX_TABLE_INPUTS = 8
+"""The most float graph inputs read, one at a time, as a table given at run time (each
+is a search of the graph's chains): freqs_cis given beside the head vectors."""
 
-def _rotate(model, chain: Chain, labels: dict, opset: int, positions=frozenset()) -> str | None:
+
+def _rotate(model, chain: Chain, labels: dict, opset: int) -> str | None:
     found = ends(chain, labels)
-    if found is not None and found[0] != found[1]:  # a projection first: from its result
-        chain = _after_projection(chain, labels, found[1])
+    if found is not None and found[0] != found[1]:  # a projection first, or a layout after
+        chain = _rotated_part(chain, labels)
         found = chain and ends(chain, labels)
     if found is None:
         return None
@@ -80,19 +87,22 @@ def _rotate(model, chain: Chain, labels: dict, opset: int, positions=frozenset()
     ops = [node.op_type for node in chain.nodes]
     if ops.count("Mul") < 2 or not {"Add", "Sub"} & set(ops):
         return None  # no c x and s x' summed: a scale, not a rotation (and no session for it)
-    read = sorted({name for node in chain.nodes for name in node.input} & positions)
+    graph_inputs = {i.name for i in model.graph.input} - {chain.x}
+    read = sorted({name for node in chain.nodes for name in node.input} & graph_inputs)
     if len(read) > 1:
         return None
-    run_all = runner(model, chain, elem, dims, given=read)
+    given = labels[read[0]] if read else None
+    if given is None:
+        table = _Constant()
+    elif given.type.tensor_type.elem_type in INTEGERS:
+        table = _Positions.of(model, chain, given)
+    else:
+        table = _Given.of(chain, given)
+    run_all = table and runner(model, chain, elem, dims, table.more, given=read)
     if run_all is None:
         return None
-    at = None
     try:
-        if read:
-            at = _Positions.of(model, chain, labels[read[0]])
-            found = at and at.read(run_all, dims)
-        else:
-            found = _read(lambda a: run_all(a)[0], dims)
+        found = table.read(run_all, dims)
     except Exception:  # a chain onnxruntime cannot run on a probe: left as it is
         return None
     if found is None:
@@ -100,11 +110,30 @@ def _rotate(model, chain: Chain, labels: dict, opset: int, positions=frozenset()
     interleaved, seq, cos, sin = found
     if len(dims) == 4 and seq not in (1, 2):
         return None
-    _replace(model, chain, dims, (seq, interleaved, cos, sin), opset, at)
+    _replace(model, chain, dims, (seq, interleaved), opset, table.caches(cos, sin, dims, seq))
     node = "RotaryEmbedding" if opset >= ROTARY_OPSET else f"{CONTRIB}.RotaryEmbedding"
     pairs = "interleaved pairs" if interleaved else "halves"
-    table = f"a position table gathered at {at.name}" if at else "a position table"
-    return f"{chain.y}: a rotation of {chain.x} by {table} ({pairs}, {len(chain.nodes)} nodes) -> one {node}"
+    return (f"{chain.y}: a rotation of {chain.x} by {table.spelled()} ({pairs}, "
+            f"{len(chain.nodes)} nodes) -> one {node}")  # fmt: skip
+
+
+def _rotated_part(chain: Chain, labels: dict) -> Chain | None:
+    """The part of `chain` that may be the rotation, where x is projected first (q = x
+    Wq, then rotated) or the result laid out after (k's Transpose for q k^T): from the
+    first value of y's dims to y, or to the last value of the chain before y whose dims
+    such a part has."""
+    producer = {out: n for n in chain.nodes for out in n.output}
+    order = {id(n): i for i, n in enumerate(chain.nodes)}
+    ends_at = [chain.y, *(out for n in reversed(chain.nodes) for out in n.output)]
+    for y in dict.fromkeys(ends_at):
+        dims = declared_dims(labels[y]) if y in labels else None
+        if not dims or len(dims) not in (3, 4):
+            continue
+        nodes = sorted(computing(y, chain.x, producer), key=lambda n: order[id(n)])
+        part = _after_projection(Chain(chain.x, y, nodes), labels, dims)
+        if part is not None and [n.op_type for n in part.nodes].count("Mul") >= 2:
+            return part
+    return None
 
 
 def _after_projection(chain: Chain, labels: dict, y_dims: list) -> Chain | None:
@@ -174,6 +203,7 @@ class _Positions:
     dtype: type
     length: int
     wraps: bool = False
+    more = ()
 
     @classmethod
     def of(cls, model: onnx.ModelProto, chain: Chain, info) -> _Positions | None:
@@ -230,6 +260,112 @@ class _Positions:
         feeds = {self.name: positions.reshape(self.dims).astype(self.dtype)}
         return lambda a: run_all(a, feeds)[0]
 
+    def spelled(self) -> str:
+        return f"a position table gathered at {self.name}"
+
+    def caches(self, cos, sin, dims: list[int], seq: int):
+        """The caches as read, and position ids [B, S] from the input (`_replace`)."""
+
+        def put_in(put: Placed):
+            ids = put.node("Cast", [self.name], to=TensorProto.INT64)
+            if self.wraps:  # -1 reads the last row, as the Gather does
+                ids = put.node("Mod", [ids, put.constant("rows", np.array(self.length, np.int64))])
+            ids = put.node("Reshape", [ids, put.constant("row", np.array([1, -1], np.int64))])
+            batch = put.constant("batch", np.array([dims[0], 1], np.int64))
+            return cos, sin, put.node("Expand", [ids, batch])
+
+        return put_in
+
+
+class _Constant:
+    """A table the chain holds: its caches are read off it, from position 0."""
+
+    more = ()
+
+    def read(self, run_all, dims: list[int]):
+        return _read(lambda a: run_all(a)[0], dims)
+
+    def spelled(self) -> str:
+        return "a position table"
+
+    def caches(self, cos, sin, dims: list[int], seq: int):
+        return lambda put: (cos, sin, None)
+
+
+@dataclass
+class _Given:
+    """A float graph input the chain computes its cos and sin tables from (freqs_cis
+    given at run time): `more` are the values the chain multiplies x by, which
+    `read` finds them among, at two random tables."""
+
+    name: str
+    dims: list[int]
+    more: tuple[str, ...]
+    cos: str = ""
+    sin: str = ""
+    negated: bool = False
+
+    @classmethod
+    def of(cls, chain: Chain, info) -> _Given | None:
+        dims = declared_dims(info)
+        if not (dims and all(isinstance(d, int) for d in dims)):
+            return None
+        from_x = {chain.x}
+        for node in chain.nodes:
+            if from_x.intersection(node.input):
+                from_x.update(node.output)
+        factors = [
+            name for node in chain.nodes if node.op_type == "Mul"
+            for name in node.input if name not in from_x
+        ]  # fmt: skip
+        return cls(info.name, dims, tuple(dict.fromkeys(factors)))
+
+    def read(self, run_all, dims: list[int]):
+        """(interleaved, the position axis, cos, sin) at a random table, where two values
+        of the chain hold cos and sin (or -sin) at two random tables."""
+        rng, found, named = np.random.default_rng(2), None, None
+        for _ in range(2):
+            feeds = {self.name: rng.standard_normal(self.dims).astype(np.float32)}
+            run = lambda a, feeds=feeds: run_all(a, feeds)[0]  # noqa: E731
+            found = (
+                _read(run, dims)
+                if found is None
+                else (*found[:2], *_tables(run, dims, found[0])[1:])
+            )
+            factors = run_all(np.zeros(dims, np.float32), feeds)[1:]
+            now = self._named(found[2], found[3], factors)
+            if now is None or (named is not None and now != named):
+                return None
+            named = now
+        self.cos, self.sin, self.negated = named
+        return found
+
+    def _named(self, cos: np.ndarray, sin: np.ndarray, factors: list[np.ndarray]):
+        """(the value holding cos, the one holding sin or -sin, whether negated)."""
+        sizes = {name: v for name, v in zip(self.more, factors, strict=True) if v.size == cos.size}
+        held = {name: v.reshape(cos.shape) for name, v in sizes.items()}
+        find = lambda want: next(  # noqa: E731
+            (name for name, v in held.items() if np.allclose(v, want, rtol=1e-6, atol=0)), None
+        )
+        c, s, minus_s = find(cos), find(sin), find(-sin)
+        if c is None or (s or minus_s) is None:
+            return None
+        return c, s or minus_s, s is None
+
+    def spelled(self) -> str:
+        return f"a table given at run time ({self.name})"
+
+    def caches(self, cos, sin, dims: list[int], seq: int):
+        """cos and sin [S, D/2] from the chain's own values of them, read from 0."""
+
+        def put_in(put: Placed):
+            shape = put.constant("table", np.array(cos.shape, np.int64))
+            c = put.node("Reshape", [self.cos, shape])
+            s = put.node("Reshape", [self.sin, shape])
+            return c, put.node("Neg", [s]) if self.negated else s, None
+
+        return put_in
+
 
 def _pair_masks(d: int, interleaved: bool) -> tuple[np.ndarray, np.ndarray]:
     """Where each pair's first and second elements lie on the last axis."""
@@ -267,11 +403,21 @@ def _rope(x, cos, sin, seq: int, interleaved: bool) -> np.ndarray:
     return y
 
 
-def _replace(model, chain, dims, rotation, opset, at: _Positions | None) -> None:
+def _named(put: Placed, *caches) -> list[str]:
+    """Each cache's value: a constant put in for an array, else the value it names."""
+    return [
+        c if isinstance(c, str) else put.constant(k, np.ascontiguousarray(c))
+        for k, c in zip(("cos", "sin"), caches, strict=True)
+    ]
+
+
+def _replace(model, chain, dims, rotation, opset, caches) -> None:
     """chain.y as one RotaryEmbedding of x: [B, S, H*D] with num_heads (x [B, S, D] or
-    [B, S, H, D]), or [B, H, S, D] as it is. `rotation` is what `_read` found; `at`, the
-    positions where the tables are gathered at run time (None: read from 0)."""
-    seq, interleaved, cos, sin = rotation
+    [B, S, H, D]), or [B, H, S, D] as it is. `rotation` is the position axis and whether
+    pairs are interleaved; `caches(put)` puts in the cos and sin caches [P, D/2] (arrays
+    to hold as constants, or the names of values), and the position ids [B, S] they are
+    read at (None: from position 0)."""
+    seq, interleaved = rotation
     put = Placed(model.graph, chain.y)
     three_d = len(dims) == 3 or seq == 1
     heads = 1 if len(dims) == 3 else dims[2 if seq == 1 else 1]
@@ -279,25 +425,19 @@ def _replace(model, chain, dims, rotation, opset, at: _Positions | None) -> None
     if len(dims) == 4 and three_d:
         x = put.node("Reshape", [x, put.constant("rows", np.array([0, 0, -1], np.int64))])
     attrs = {"interleaved": int(interleaved), **({"num_heads": heads} if three_d else {})}
-    if at is not None:
-        ids = put.node("Cast", [at.name], to=TensorProto.INT64)
-        if at.wraps:  # -1 reads the last row, as the Gather does
-            ids = put.node("Mod", [ids, put.constant("rows", np.array(at.length, np.int64))])
-        ids = put.node("Reshape", [ids, put.constant("row", np.array([1, -1], np.int64))])
-        ids = put.node("Expand", [ids, put.constant("batch", np.array([dims[0], 1], np.int64))])
-        caches = [put.constant("cos", cos), put.constant("sin", sin)]
-        if opset >= ROTARY_OPSET:
-            rotated = put.node("RotaryEmbedding", [x, *caches, ids], **attrs)
-        else:
-            rotated = put.node("RotaryEmbedding", [x, ids, *caches], domain=CONTRIB, **attrs)
-    elif opset >= ROTARY_OPSET:
-        caches = [np.ascontiguousarray(np.broadcast_to(p, (dims[0], *p.shape))) for p in (cos, sin)]
-        ins = [x, put.constant("cos", caches[0]), put.constant("sin", caches[1])]
+    cos, sin, ids = caches(put)
+    if opset >= ROTARY_OPSET:
+        if ids is None and isinstance(cos, np.ndarray):  # from 0: caches [B, S, D/2]
+            cos, sin = (np.broadcast_to(p, (dims[0], *p.shape)) for p in (cos, sin))
+        elif ids is None:
+            first = np.tile(np.arange(dims[seq], dtype=np.int64), (dims[0], 1))
+            ids = put.constant("positions", first)
+        ins = [x, *_named(put, cos, sin), *([ids] if ids else [])]
         rotated = put.node("RotaryEmbedding", ins, **attrs)
     else:
-        ins = [x, put.constant("position", np.array([0], np.int64)), put.constant("cos", cos),
-               put.constant("sin", sin)]  # fmt: skip
-        rotated = put.node("RotaryEmbedding", ins, domain=CONTRIB, **attrs)
+        ids = ids or put.constant("position", np.array([0], np.int64))
+        rotated = put.node("RotaryEmbedding", [x, ids, *_named(put, cos, sin)], domain=CONTRIB,
+                           **attrs)  # fmt: skip
     if CONTRIB in {n.domain for n in put.nodes} and CONTRIB not in {
         o.domain for o in model.opset_import
     }:

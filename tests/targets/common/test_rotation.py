@@ -114,6 +114,20 @@ def test_llamas_freqs_cis_gathered_at_positions_is_the_node(tmp_path):
         assert len(_rotary(out)) == 4 and "Gather" not in op_counts(out)
 
 
+@pytest.mark.parametrize("name", ["llama_rope_heads_first", "llama_decoder_heads_first"])
+def test_freqs_cis_given_at_run_time_is_the_nodes_caches(name, tmp_path):
+    """freqs_cis a complex64 graph input [S, D/2], q and k [B, H, S, D] rotated on their
+    parts, k then transposed for q k^T: each rotation one RotaryEmbedding, its caches the
+    input's parts (the chain's own values of them), on both targets (opset 23)."""
+    path = FIXTURES / "models" / "jax2onnx" / f"{name}.onnx"
+    for target in ("onnx", "onnxruntime"):
+        out = _converted(path, tmp_path, target)
+        rotations = 2 if name == "llama_rope_heads_first" else 4
+        assert len(_rotary(out)) == rotations
+        if name == "llama_rope_heads_first":
+            assert "Mul" not in op_counts(out)
+
+
 def test_a_table_that_varies_with_the_head_is_no_rotary_node():
     out = assert_rewrites(_rotate_half(vary_with_head=True), target="onnxruntime")
     assert not _rotary(out)
