@@ -33,20 +33,22 @@ from onnx import TensorProto
 from ...graphs import default_opset, dft_axis
 from .chains import Chain, Placed, ends, is_affine, is_dft, replace_chains, shared
 from .convolution import Convolution, read_convolution, replace_convolution
-from .probe import RANK_TOL, Affine, probe, rank_of, runner
+from .probe import Affine, probe, rank_above, rank_of, runner
+from .separable import Separable, read_separable, replace_separable
 
 COSTLY = frozenset({"DFT", "MatMul"})
 """Ops whose cost `_chain_cost` counts from their inputs."""
 
-COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "node": 5000.0, "margin": 0.5}
+COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "node": 15000.0, "margin": 0.5}
 """The cost model, in multiply-adds per row of x, one thread: a product by one M costs
 N N' (`mm`), and so does one M per channel where rows share it, plus a `pass` over x
 and y for each Transpose that gathers them; one row at a time, `batched` times that; a
 DFT of length L run as onnxruntime's DFT node costs `dft` L log2 L, and as a MatMul (up to
 `onnxruntime.MATMUL_DFT_MAX_LENGTH`) 2 L^2 (docs/performance.md, "Measured"). Each node
-of a chain costs its dispatch besides, `node` for the run (0.2 us, where a MatMul of one
-row does 25 multiply-adds a ns). A chain is replaced where its product costs at most
-`margin` of the chain."""
+of a chain costs its dispatch besides, `node` for the run (0.6 us, where a MatMul of one
+row does 25 multiply-adds a ns: onnxruntime 1.32 runs a chain of 100 Adds of 1,024
+values, one thread, unoptimized, at 0.77 us a node). A chain is replaced where its
+product costs at most `margin` of the chain."""
 
 MAX_BYTES = 64 << 20
 """The largest M (or A and B) put in a model."""
@@ -147,7 +149,7 @@ def cheapest_form(f: Affine, x_lead: list, budget: float = math.inf) -> Product:
         n_out, n = m.shape[-2:]
         factors, work = [np.swapaxes(m, -1, -2)], n * n_out
         most = int(budget / rate // (n + n_out))  # the highest rank within the budget
-        if most < min(n, n_out) and n * n_out * rate > budget and _rank_above(m, most):
+        if most < min(n, n_out) and n * n_out * rate > budget and rank_above(m, most):
             form.factors, form.cost = factors, rate * work
             return form  # over the budget, whatever M's rank
         u, s, vt = np.linalg.svd(m, full_matrices=False)
@@ -158,18 +160,6 @@ def cheapest_form(f: Affine, x_lead: list, budget: float = math.inf) -> Product:
     moves = 2 * COST["pass"] * (n + n_out) if form.perm else 0.0
     form.factors, form.cost = factors, rate * work + moves
     return form
-
-
-def _rank_above(m: np.ndarray, rank: int) -> bool:
-    """Whether M (or any of a stack of them) has a rank above `rank`: M less its
-    projection on the range of M G, for a random G of `rank` + 8 columns, is 10 times
-    `probe.RANK_TOL` of M's norm (a matrix of rank `rank` or less leaves only rounding
-    there, with probability 1). N N' (`rank` + 8) multiply-adds, where M's SVD takes
-    N N' min(N, N')."""
-    g = np.random.default_rng(0).standard_normal((m.shape[-1], rank + 8))
-    q, _ = np.linalg.qr(m @ g)
-    rest = np.linalg.norm(m - q @ (np.swapaxes(q, -1, -2) @ m), axis=(-2, -1))
-    return bool(np.any(rest > 10 * RANK_TOL * np.linalg.norm(m, axis=(-2, -1))))
 
 
 UNROLLED_MIN_NODES = 16
@@ -247,44 +237,56 @@ def _fuse_chain(
             f = None
         if f is None:
             continue
-        convolution = _convolution(f, tail, tail_y)
-        if (
-            convolution is not None
-            and convolution.cost <= n * n_out
-            and (convolution.cost <= convolution.rank * (n + n_out))
-        ):
-            form = convolution  # M's factors would cost more: not read off its SVD
-        else:
-            form = cheapest_form(f, lead, COST["margin"] * chain_cost)
-            if convolution is not None and convolution.cost < form.cost:
-                form = convolution
-        if form.cost > COST["margin"] * chain_cost or _bytes(form, dtype) > MAX_BYTES:
+        budget = COST["margin"] * chain_cost
+        form = _structured(f, tail, tail_y)
+        known = form is not None and form.cost <= min(n * n_out, _rank(form) * (n + n_out))
+        if not known:  # M's factors may cost less: read off its SVD, within the budget
+            product = cheapest_form(f, lead, min(budget, form.cost if form else math.inf))
+            form = product if form is None or product.cost < form.cost else form
+        if form.cost > budget or _bytes(form, dtype) > MAX_BYTES:
             return None
-        layout = (len(lead), k, tail_y)
         if isinstance(form, Convolution):
             replace_convolution(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
-            sizes = f"a convolution over {form.basis.shape[1]} of {form.basis.shape[0]} frequencies"
+            how = f"a convolution over {form.basis.shape[1]} of {form.basis.shape[0]} frequencies"
+        elif isinstance(form, Separable):
+            replace_separable(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
+            how = (f"separable over {form.blocks[0]} x {form.blocks[1]}, {form.terms} terms: "
+                   f"products by {form.right.shape[0]}x{form.right.shape[1]} and "
+                   f"{form.left.shape[0]}x{form.left.shape[1]}")  # fmt: skip
         else:
-            _replace(model, chain, form, f.b, dtype, layout)
-            sizes = "products by " + " and ".join(
+            _replace(model, chain, form, f.b, dtype, (len(lead), k, tail_y))
+            how = "products by " + " and ".join(
                 "x".join(map(str, w.shape[-2:])) for w in form.factors
             )
-        return (f"{chain.y}: affine in {chain.x}, {len(chain.nodes)} nodes -> {sizes}, "
+        if not (isinstance(form, Product) and len(form.factors) == 1):
+            _keep_zeros(model, chain.y, f, tail_y, dtype)
+        return (f"{chain.y}: affine in {chain.x}, {len(chain.nodes)} nodes -> {how}, "
                 f"{form.cost / chain_cost:.2f} of the chain's cost")  # fmt: skip
     return None
 
 
-def _convolution(f: Affine, tail: list[int], tail_y: list[int]) -> Convolution | None:
-    """M as a convolution over some of x's tail axes (`spectral`), where it is one map
-    for every row of x."""
+def _structured(f: Affine, tail: list[int], tail_y: list[int]) -> Convolution | Separable | None:
+    """The cheaper of M as a convolution over some of x's tail axes (`convolution`) and
+    as separable over two blocks of them (`separable`), where M is one map for every row
+    of x."""
     if f.m is None or any(d != 1 for d in f.m.shape[:-2]):
         return None
-    return read_convolution(f.m.reshape(f.m.shape[-2:]), tail, tail_y)
+    m = f.m.reshape(f.m.shape[-2:])
+    forms = [read_convolution(m, tail, tail_y), read_separable(m, tail, tail_y)]
+    return min((form for form in forms if form is not None), key=lambda form: form.cost,
+               default=None)  # fmt: skip
 
 
-def _bytes(form: Product | Convolution, dtype) -> int:
+def _rank(form: Convolution | Separable) -> int:
+    """M's rank where the form knows it (0: not known)."""
+    return form.rank if isinstance(form, Convolution) else 0
+
+
+def _bytes(form: Product | Convolution | Separable, dtype) -> int:
     if isinstance(form, Convolution):
         arrays = [form.basis, form.core, form.basis, form.constant]
+    elif isinstance(form, Separable):
+        arrays = [form.left, form.right]
     else:
         arrays = form.factors
     return sum(a.size for a in arrays if a is not None) * np.dtype(dtype).itemsize
@@ -307,6 +309,28 @@ def _flattened(run_all, lead: int, tail: list[int]):
         return y.reshape(*y.shape[:lead], -1)
 
     return run
+
+
+def _keep_zeros(model: onnx.ModelProto, y: str, f: Affine, tail_y: list[int], dtype) -> None:
+    """Where the chain gives +0 whatever x is (a real signal's DC bin's imaginary part),
+    y holds +0 again, not the rounding a factored M leaves there, whose sign a phase
+    would read as pi: y is taken through a Where on a constant mask of those elements."""
+    if f.m is None:
+        return
+    rows = np.all(f.m == 0, axis=-1) & (f.b == 0)  # [..., N'] where y is 0
+    zero = np.all(rows.reshape(-1, rows.shape[-1]), axis=0)
+    if not zero.any():
+        return
+    put = Placed(model.graph, y)
+    producer = next(n for n in model.graph.node if y in n.output)
+    kept = put.fresh("factored")
+    producer.output[list(producer.output).index(y)] = kept
+    mask = put.constant("nonzero", (~zero).reshape(tail_y))
+    model.graph.node.insert(
+        list(model.graph.node).index(producer) + 1,
+        onnx.helper.make_node("Where", [mask, kept, put.constant("zero", np.zeros((), dtype))],
+                              [y], name=put.fresh("where")),
+    )  # fmt: skip
 
 
 def _replace(

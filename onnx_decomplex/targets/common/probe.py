@@ -142,6 +142,18 @@ def rank_of(s: np.ndarray) -> int:
     return int(np.max(np.sum(s > RANK_TOL * s[..., :1], axis=-1), initial=0))
 
 
+def rank_above(m: np.ndarray, rank: int) -> bool:
+    """Whether M (or any of a stack of them) has a rank above `rank`: M less its
+    projection on the range of M G, for a random G of `rank` + 8 columns, is 10 times
+    `RANK_TOL` of M's norm (a matrix of rank `rank` or less leaves only rounding
+    there, with probability 1). N N' (`rank` + 8) multiply-adds, where M's SVD takes
+    N N' min(N, N')."""
+    g = np.random.default_rng(0).standard_normal((m.shape[-1], rank + 8))
+    q, _ = np.linalg.qr(m @ g)
+    rest = np.linalg.norm(m - q @ (np.swapaxes(q, -1, -2) @ m), axis=(-2, -1))
+    return bool(np.any(rest > 10 * RANK_TOL * np.linalg.norm(m, axis=(-2, -1))))
+
+
 def _narrowest(a: np.ndarray, tail: int) -> np.ndarray:
     """`a` with each axis but the last `tail` cut to size 1 where it does not change
     along it."""
