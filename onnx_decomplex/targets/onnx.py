@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from .onnxruntime import MATMUL_DFT_MAX_LENGTH
-from .shared import ROTATION, TRANSFORMS, affine_chains
+from .shared import ROTATION, TRANSFORMS, affine_chains, normalized
 from .target import Target
 
 ONNX = Target(
     name="onnx",
     summary="standard ops only, for any runtime: a chain affine in one real signal "
     "through a DFT (a spectral filter, a Fourier layer) as the products that cost least, "
-    "a DFT of static length as MatMuls accurate at float32's level and an Einsum of two "
+    "LayerNorm and RMSNorm as one node each, a DFT of static length as MatMuls accurate at float32's level and an Einsum of two "
     "operands as one MatMul",
     runtime="onnxruntime",
-    forms=(ROTATION, affine_chains(MATMUL_DFT_MAX_LENGTH), TRANSFORMS),
+    forms=(ROTATION, affine_chains(MATMUL_DFT_MAX_LENGTH), normalized(), TRANSFORMS),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .common.fusion import fuse
 from .common.narrow import narrow_double
+from .common.normalization import normalizations
 from .common.rotation import rotations
 from .common.transforms import ACCURATE
 from .target import Lowering, TargetForm, lowers
@@ -38,10 +39,7 @@ def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
     of length up to `matmul_up_to` as the MatMul it becomes."""
 
     def apply(step: Lowering) -> None:
-        notes = fuse(step.model, matmul_up_to)
-        step.notes += notes
-        if notes:
-            step.ops["affine chain"] += len(notes)
+        step.edit(lambda model: fuse(model, matmul_up_to), "affine chain")
 
     return TargetForm(
         "affine chains",
@@ -51,6 +49,23 @@ def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
         "cheaper: a convolution over some axes as the few frequencies where it filters "
         "(`common.convolution`: a Fourier layer), else one product, or two where M has "
         "low rank. Nothing changes without onnxruntime",
+        apply,
+        every_model,
+    )
+
+
+def normalized(every_model: bool = False) -> TargetForm:
+    """LayerNorm and RMSNorm written as means and elementwise ops as one node each
+    (`common.normalization`)."""
+
+    def apply(step: Lowering) -> None:
+        step.edit(normalizations, "normalization")
+
+    return TargetForm(
+        "normalizations",
+        "LayerNorm and RMSNorm over the last axis, however spelled in means and "
+        "elementwise ops (seven to nine nodes), as one LayerNormalization (from opset 17) "
+        "or RMSNormalization (from opset 23), their constant weight and bias taken in",
         apply,
         every_model,
     )

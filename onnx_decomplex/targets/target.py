@@ -42,6 +42,21 @@ class Lowering:
     narrowed: list[str] = field(default_factory=list)
     clamped: int = 0
 
+    def edit(self, change: Callable[[onnx.ModelProto], list[str]], kind: str) -> None:
+        """Runs `change`, which edits a model in place and returns a note per edit, on a
+        copy of the model where it is the input as given (one the rewrite left as it
+        was: the input is never modified), else on the model itself; its edits are
+        counted in `ops` as `kind`."""
+        model = self.model
+        if not self.rewritten:
+            model = onnx.ModelProto()
+            model.CopyFrom(self.model)
+        notes = change(model)
+        if notes:
+            self.model = model
+            self.notes += notes
+            self.ops[kind] += len(notes)
+
     def took(self, model: onnx.ModelProto, lowered: Lowered) -> None:
         """Takes the model a lowering made, and adds what it changed."""
         self.model = model

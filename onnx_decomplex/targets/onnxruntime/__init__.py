@@ -4,7 +4,7 @@ on its CPU provider (docs/performance.md)."""
 from __future__ import annotations
 
 from ..common.rotation import rotations
-from ..shared import affine_chains
+from ..shared import affine_chains, normalized
 from ..target import Lowering, Target, TargetForm, lowers
 
 MATMUL_DFT_MAX_LENGTH = 256
@@ -29,7 +29,9 @@ ONNXRUNTIME = Target(
     "com.microsoft.RotaryEmbedding below opset 23, however it is written, an STFT frame "
     "of length up to 256 as one Conv by the DFT matrix, an Einsum of two operands as one MatMul, a chain "
     "affine in one real signal through a DFT, such as a spectral filter however spelled, "
-    "or a long one such as an unrolled recurrence, as one product), and a DFT of static "
+    "or a long one such as an unrolled recurrence, as the products that cost least, and "
+    "LayerNorm and RMSNorm as one node each, in a model with no complex value too), and a "
+    "DFT of static "
     "length as MatMuls accurate at float32's level, which onnxruntime's own DFT is not",
     runtime="onnxruntime",
     runs_on="onnxruntime",
@@ -42,6 +44,7 @@ ONNXRUNTIME = Target(
             _rotations,
         ),
         affine_chains(MATMUL_DFT_MAX_LENGTH, every_model=True),
+        normalized(every_model=True),
         TargetForm(
             "faster lowerings",
             "a DFT of static length as accurate MatMuls (`common.transforms`), an STFT of "
