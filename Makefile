@@ -64,7 +64,7 @@ bench-quick: $(BENCH_STAMP)
 LARGE_GRAPH ?= 4500 9000 18000 37000
 LARGE_MODELS ?= 1.8 2.1 3.2
 
-## bench-frameworks: each whole model of fixtures/models/ in its own framework (jax.jit, tf.function, torch.compile; one thread) against its rewrite in onnxruntime, both targets; runs in the exporters' environments that fixtures-jax, fixtures-tf and fixtures-torch make
+## bench-frameworks: each whole model of fixtures/models/ in its own framework (jax.jit, tf.function, torch.compile; one thread) against its rewrite in onnxruntime, both targets, and three against graphs written by hand (bench/floors.py); runs in the exporters' environments that fixtures-jax, fixtures-tf and fixtures-torch make
 bench-frameworks:
 	for e in jax:jax2onnx tf:tf2onnx torch:torch; do \
 		venv=.venv-$${e%%:*}; \

@@ -238,31 +238,44 @@ def _fuse_chain(
         if f is None:
             continue
         budget = COST["margin"] * chain_cost
-        form = _structured(f, tail, tail_y)
-        known = form is not None and form.cost <= min(n * n_out, _rank(form) * (n + n_out))
-        if not known:  # M's factors may cost less: read off its SVD, within the budget
-            product = cheapest_form(f, lead, min(budget, form.cost if form else math.inf))
-            form = product if form is None or product.cost < form.cost else form
+        form = _cheapest(f, lead, (tail, tail_y), budget)
         if form.cost > budget or _bytes(form, dtype) > MAX_BYTES:
             return None
-        if isinstance(form, Convolution):
-            replace_convolution(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
-            how = f"a convolution over {form.basis.shape[1]} of {form.basis.shape[0]} frequencies"
-        elif isinstance(form, Separable):
-            replace_separable(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
-            how = (f"separable over {form.blocks[0]} x {form.blocks[1]}, {form.terms} terms: "
-                   f"products by {form.right.shape[0]}x{form.right.shape[1]} and "
-                   f"{form.left.shape[0]}x{form.left.shape[1]}")  # fmt: skip
-        else:
-            _replace(model, chain, form, f.b, dtype, (len(lead), k, tail_y))
-            how = "products by " + " and ".join(
-                "x".join(map(str, w.shape[-2:])) for w in form.factors
-            )
-        if not (isinstance(form, Product) and len(form.factors) == 1):
-            _keep_zeros(model, chain.y, f, tail_y, dtype)
+        how = _put_in(model, chain, form, f, dtype, (lead, k, tail, tail_y))
         return (f"{chain.y}: affine in {chain.x}, {len(chain.nodes)} nodes -> {how}, "
                 f"{form.cost / chain_cost:.2f} of the chain's cost")  # fmt: skip
     return None
+
+
+def _cheapest(f: Affine, lead: list, tails: tuple[list, list], budget: float):
+    """The cheapest of M's forms: a convolution or a separable map (`_structured`), or
+    M or its factors (`cheapest_form`), whose SVD is read only where it may cost less."""
+    (tail, tail_y), n, n_out = tails, math.prod(tails[0]), math.prod(tails[1])
+    form = _structured(f, tail, tail_y)
+    if form is not None and form.cost <= min(n * n_out, _rank(form) * (n + n_out)):
+        return form  # M's factors would cost more
+    product = cheapest_form(f, lead, min(budget, form.cost if form else math.inf))
+    return product if form is None or product.cost < form.cost else form
+
+
+def _put_in(model, chain: Chain, form, f: Affine, dtype, layout) -> str:
+    """Puts `form` in the chain's place; what it is, for the note. `layout`: x's leading
+    dims, the count of axes the map acts on, and x's and y's tails."""
+    lead, k, tail, tail_y = layout
+    if isinstance(form, Convolution):
+        replace_convolution(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
+        how = f"a convolution over {form.basis.shape[1]} of {form.basis.shape[0]} frequencies"
+    elif isinstance(form, Separable):
+        replace_separable(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
+        how = (f"separable over {form.blocks[0]} x {form.blocks[1]}, {form.terms} terms: "
+               f"products by {form.right.shape[0]}x{form.right.shape[1]} and "
+               f"{form.left.shape[0]}x{form.left.shape[1]}")  # fmt: skip
+    else:
+        _replace(model, chain, form, f.b, dtype, (len(lead), k, tail_y))
+        how = "products by " + " and ".join("x".join(map(str, w.shape[-2:])) for w in form.factors)
+    if not (isinstance(form, Product) and len(form.factors) == 1):
+        _keep_zeros(model, chain.y, f, tail_y, dtype)
+    return how
 
 
 def _structured(f: Affine, tail: list[int], tail_y: list[int]) -> Convolution | Separable | None:

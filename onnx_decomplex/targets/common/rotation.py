@@ -17,6 +17,12 @@ that differs from it agrees on random inputs with probability 0), and puts the n
 the chain's place: com.microsoft.RotaryEmbedding with caches [S, D/2] read from
 position 0, or from opset 23 the standard one with caches [B, S, D/2]. A chain needs
 two products and a sum to be a rotation at all: others are passed over unrun.
+
+The table may come from one graph input: positions at which the chain gathers a constant
+table (Llama's freqs_cis[positions], `_Positions`: the whole table becomes the caches,
+the positions the node's position_ids), or freqs_cis itself (`_Given`: the chain's own
+values that hold cos and sin become the caches). A chain that projects x first, or lays
+the result out after, is read from the projection's result to the layout's input.
 """
 
 from __future__ import annotations
