@@ -17,6 +17,8 @@ refuses: an RMSNorm below 23 stays as written.)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -27,6 +29,9 @@ from .chains import drop_unused
 
 LAYER_NORM_OPSET = 17
 RMS_NORM_OPSET = 23
+
+MAX_CONSTANT = 1 << 16
+"""The most values of a constant read as an eps, an axis or a weight."""
 
 
 class _Graph:
@@ -41,11 +46,20 @@ class _Graph:
                 self.readers[name] = self.readers.get(name, 0) + 1
         for o in graph.output:
             self.readers[o.name] = self.readers.get(o.name, 0) + 1
-        self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        self.tensors = {t.name: t for t in graph.initializer}
         for n in graph.node:
             if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
-                self.constants[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+                self.tensors[n.output[0]] = n.attribute[0].t
         self.model, self._values = model, None
+
+    def constant(self, name: str) -> np.ndarray | None:
+        """A small constant's value; None for any other (weights on disk are not read)."""
+        t = self.tensors.get(name)
+        if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
+            return None
+        if math.prod(t.dims) > MAX_CONSTANT:
+            return None
+        return numpy_helper.to_array(t)
 
     @property
     def values(self) -> dict:
@@ -74,7 +88,7 @@ class _Graph:
 
     def weight(self, name: str, width: int) -> np.ndarray | None:
         """A constant that varies along the last axis alone, as [width]."""
-        value = self.constants.get(name)
+        value = self.constant(name)
         if (
             value is None
             or value.size not in (1, width)
@@ -90,7 +104,7 @@ class _Graph:
         return next((n for n in nodes if name in n.input), None)
 
     def scalar(self, name: str) -> float | None:
-        value = self.constants.get(name)
+        value = self.constant(name)
         return float(value) if value is not None and value.size == 1 else None
 
     def last_axis_mean(self, node: onnx.NodeProto, rank: int) -> bool:
@@ -100,7 +114,7 @@ class _Graph:
             return False
         axes = attrs.get("axes")
         if axes is None and len(node.input) > 1:
-            axes = self.constants.get(node.input[1])
+            axes = self.constant(node.input[1])
         return axes is not None and [int(a) % rank for a in np.ravel(axes)] == [rank - 1]
 
 
