@@ -65,7 +65,8 @@ def normalized(every_model: bool = False) -> TargetForm:
         "normalizations",
         "LayerNorm and RMSNorm over the last axis, however spelled in means and "
         "elementwise ops (seven to nine nodes), as one LayerNormalization (from opset 17) "
-        "or RMSNormalization (from opset 23), their constant weight and bias taken in",
+        "or RMSNormalization (from opset 23), their constant weight and bias taken in; "
+        "and the square of an L2 norm as one ReduceSumSquare",
         apply,
         every_model,
     )

@@ -105,7 +105,7 @@ class _Graph:
 
     def scalar(self, name: str) -> float | None:
         value = self.constant(name)
-        return float(value) if value is not None and value.size == 1 else None
+        return float(value.reshape(())) if value is not None and value.size == 1 else None
 
     def last_axis_mean(self, node: onnx.NodeProto, rank: int) -> bool:
         """A ReduceMean over the last axis, its dims kept."""
@@ -120,12 +120,15 @@ class _Graph:
 
 def normalizations(model: onnx.ModelProto) -> list[str]:
     """Puts one node in the place of each normalization of `model` it finds (see the
-    module), changing `model` in place; a note per node. Only where the opset has the
-    node."""
+    module), and of each square of an L2 norm, changing `model` in place; a note per
+    node. Only where the opset has the node."""
     opset = default_opset(model) or 1
-    if opset < LAYER_NORM_OPSET:
-        return []
     g, notes, replaced = _Graph(model), [], set()
+    if opset < LAYER_NORM_OPSET:
+        notes = _squared_norms(g, model)
+        if notes:
+            drop_unused(model.graph)
+        return notes
     for node in list(model.graph.node):
         if node.op_type not in ("Div", "Mul") or node.output[0] in replaced:
             continue
@@ -172,8 +175,30 @@ def normalizations(model: onnx.ModelProto) -> list[str]:
         replaced.add(y)
         notes.append(f"{y}: {'LayerNorm' if centered else 'RMSNorm'} of {x} over its last "
                      f"axis ({len(used)} nodes) -> one {op}")  # fmt: skip
+    notes += _squared_norms(g, model)
     if notes:
         drop_unused(model.graph)
+    return notes
+
+
+def _squared_norms(g: _Graph, model: onnx.ModelProto) -> list[str]:
+    """Pow(ReduceL2(x), 2), a power spectrum's square of a magnitude, as one
+    ReduceSumSquare(x) on the same axes: no root taken and squared again (and one
+    rounding fewer)."""
+    notes = []
+    for node in list(model.graph.node):
+        if node.op_type != "Pow" or g.scalar(node.input[1]) != 2.0:
+            continue
+        norm = g.producer.get(node.input[0])
+        if norm is None or norm.op_type != "ReduceL2" or g.readers.get(node.input[0]) != 1:
+            continue
+        summed = helper.make_node("ReduceSumSquare", list(norm.input), list(node.output),
+                                  name=f"{node.output[0]}_sum_square")  # fmt: skip
+        summed.attribute.extend(norm.attribute)
+        model.graph.node.insert(list(model.graph.node).index(node), summed)
+        model.graph.node.remove(node)
+        notes.append(f"{node.output[0]}: the square of {norm.input[0]}'s L2 norm -> one "
+                     "ReduceSumSquare")  # fmt: skip
     return notes
 
 

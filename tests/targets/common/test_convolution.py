@@ -94,10 +94,11 @@ def test_a_map_that_is_no_convolution_is_none():
 
 @pytest.mark.parametrize(
     ("name", "frequencies", "target"),
-    [("jax2onnx/fno1d", "15 of 64", "onnx"), ("jax2onnx/fno1d_nnx", "15 of 64", "onnxruntime"),
-     ("jax2onnx/fno2d", "57 of 256", "onnx"), ("tf2onnx/fno", "15 of 64", "onnxruntime"),
-     ("torch/fno1d_cfloat", "15 of 64", "onnxruntime"),
-     ("torch/fno1d_reim", "15 of 64", "onnxruntime"), ("torch/fno1d_reim", "", "onnx")],
+    [("jax2onnx/fno1d", "15 of 64", "onnx"), ("tf2onnx/fno", "15 of 64", "onnxruntime"),
+     ("torch/fno1d_cfloat", "15 of 64", "onnxruntime"), ("torch/fno1d_reim", "", "onnx"),
+     *(pytest.param(*case, marks=pytest.mark.slow) for case in [
+         ("jax2onnx/fno1d_nnx", "15 of 64", "onnxruntime"), ("jax2onnx/fno2d", "57 of 256", "onnx"),
+         ("torch/fno1d_reim", "15 of 64", "onnxruntime")])],
 )  # fmt: skip
 def test_every_exporters_fourier_layer_is_its_kept_modes(name, frequencies, target, tmp_path):
     """The layer after the first is a convolution over its kept modes (FNO-2D keeps

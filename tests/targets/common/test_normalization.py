@@ -101,3 +101,28 @@ def test_a_model_with_no_complex_value_is_edited_in_a_copy():
     out, _ = decomplex(model, target="onnxruntime")
     assert model.SerializeToString() == before
     assert "LayerNormalization" in op_counts(out)
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_the_square_of_an_l2_norm_is_one_sum_of_squares(opset):
+    """A power spectrum's |X|^2 as torch exports it: ReduceL2 over the (re, im) axis, then
+    Pow 2 (the exponent a [1] tensor, as tf2onnx writes its constants, at opset 18)."""
+    axes = np.array([-1], np.int64)
+    reduce = (
+        helper.make_node("ReduceL2", ["x"], ["norm"], axes=[-1], keepdims=0)
+        if opset < 18
+        else helper.make_node("ReduceL2", ["x", "axes"], ["norm"], keepdims=0)
+    )
+    model = make_model(
+        [reduce, helper.make_node("Pow", ["norm", "two"], ["y"])],
+        [vi("x", F32, [3, 7, 2])],
+        [vi("y", F32, [3, 7])],
+        [
+            init("two", np.array([2] if opset >= 18 else 2, F32)),
+            *([init("axes", axes)] if opset >= 18 else []),
+        ],
+        opset,
+    )
+    out, _ = decomplex(model, target="onnxruntime")
+    assert op_counts(out) == Ops(ReduceSumSquare=1)
+    assert validate(model, out).passed

@@ -114,7 +114,10 @@ def test_llamas_freqs_cis_gathered_at_positions_is_the_node(tmp_path):
         assert len(_rotary(out)) == 4 and "Gather" not in op_counts(out)
 
 
-@pytest.mark.parametrize("name", ["llama_rope_heads_first", "llama_decoder_heads_first"])
+@pytest.mark.parametrize(
+    "name",
+    ["llama_rope_heads_first", pytest.param("llama_decoder_heads_first", marks=pytest.mark.slow)],
+)
 def test_freqs_cis_given_at_run_time_is_the_nodes_caches(name, tmp_path):
     """freqs_cis a complex64 graph input [S, D/2], q and k [B, H, S, D] rotated on their
     parts, k then transposed for q k^T: each rotation one RotaryEmbedding, its caches the

@@ -42,7 +42,7 @@ def test_a_map_of_full_kronecker_rank_is_none():
     assert read_separable(m, [8, 8], [8, 8]) is None
 
 
-@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+@pytest.mark.parametrize("target", ["onnx", pytest.param("onnxruntime", marks=pytest.mark.slow)])
 def test_fnets_mixing_is_separable(target, tmp_path):
     """x + Re(FFT2(x)) over 16 tokens and 32 features, then less its mean: three terms,
     on both targets; the outputs match JAX's."""
