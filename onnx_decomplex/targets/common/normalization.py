@@ -78,8 +78,8 @@ class _Graph:
         return self.values[name].type.tensor_type.elem_type if name in self.values else None
 
     def made(self, name: str, op: str, used: list) -> onnx.NodeProto | None:
-        """The node of type `op` that makes `name`, read by nothing but the formula
-        (`used` collects it)."""
+        """The node of type `op` that makes `name` (`used` collects it: that nothing but
+        the formula reads what it makes is checked once the formula is whole)."""
         node = self.producer.get(name)
         if node is None or node.op_type != op or node.domain not in ("", "ai.onnx"):
             return None
@@ -95,7 +95,7 @@ class _Graph:
             or value.shape[-1:] not in ((1,), (width,), ())
         ):
             return None
-        return np.broadcast_to(value.reshape(-1), (width,)) if value.size else None
+        return np.broadcast_to(value.reshape(-1), (width,))
 
     def only_reader(self, name: str, nodes) -> onnx.NodeProto | None:
         """The one node that reads `name`, where one does, once."""
