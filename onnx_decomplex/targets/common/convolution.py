@@ -46,6 +46,10 @@ class Convolution:
         cost: Multiply-adds per row of x.
         rank: M's rank (the sum of K(f)'s over the frequencies), for what a product
             by M's factors would cost.
+        mix: Where each channel is filtered alone, then the channels mixed (GFNet's
+            global filter, then its LayerNorm's mean over the channels): the mix [O, I]
+            (None: none), `core` each channel's [S, S] map transposed, [I, S, S], and
+            `basis` empty.
     """
 
     channels_first: bool
@@ -55,6 +59,16 @@ class Convolution:
     constant: np.ndarray | None
     cost: float
     rank: int
+    mix: np.ndarray | None = None
+
+    @property
+    def per_channel(self) -> bool:
+        return self.basis.shape[1] == 0 and self.core.ndim == 3
+
+
+BATCHED = 2.5
+"""What a product costs a multiply-add where each channel's matrix takes one row
+(`fusion.COST["batched"]`)."""
 
 
 def read_convolution(m: np.ndarray, tail: list[int], tail_y: list[int]) -> Convolution | None:
@@ -99,6 +113,10 @@ def _convolution(m, tail, tail_y, spatial, channels_first) -> Convolution | None
         cost = r * s * (n_in + n_out) + r * r * n_in * n_out + s * n_in * n_out * constant.any()
         forms.append((cost, constant, basis))
     cost, constant, basis = min(forms, key=lambda form: form[0])
+    rank = int(np.sum(each > scale))
+    alone = _per_channel_maps(t, channels_first, rank)
+    if alone is not None and alone.cost < cost:
+        return alone
     rest = t - np.einsum("oi,np->oinp", constant, np.eye(s))
     core = basis.T @ rest @ basis  # [O, I, r, r]
     if np.max(np.abs(basis @ core @ basis.T - rest)) > 10 * TOLERANCE * np.max(np.abs(t)):
@@ -112,8 +130,33 @@ def _convolution(m, tail, tail_y, spatial, channels_first) -> Convolution | None
         product = core.transpose(3, 1, 2, 0).reshape(r * n_in, r * n_out)
     return Convolution(
         channels_first, (n_in, n_out), basis, product,
-        constant if constant.any() else None, float(cost), int(np.sum(each > scale)),
+        constant if constant.any() else None, float(cost), rank,
     )  # fmt: skip
+
+
+def _per_channel_maps(t: np.ndarray, channels_first: bool, rank: int) -> Convolution | None:
+    """t ([O, I, S, S']) as each of x's channels through a map of its own, then the
+    channels mixed by P [O, I]: t[o, i] = P[o, i] M_i, each [O, S S'] slice of rank 1."""
+    n_out, n_in, s = t.shape[:3]
+    if n_in < 2:
+        return None
+    maps, mix = np.empty((n_in, s, s)), np.empty((n_out, n_in))
+    for i in range(n_in):
+        u, sv, vt = np.linalg.svd(t[:, i].reshape(n_out, s * s), full_matrices=False)
+        if sv[0] == 0 or (len(sv) > 1 and sv[1] > TOLERANCE * sv[0]):
+            return None
+        mix[:, i], maps[i] = u[:, 0], sv[0] * vt[0].reshape(s, s).T
+    if np.max(np.abs(np.einsum("oi,inp->oipn", mix, maps) - t)) > 10 * TOLERANCE * np.max(
+        np.abs(t)
+    ):
+        return None
+    alone = n_out == n_in and np.allclose(mix, np.diag(np.diag(mix)), rtol=0, atol=1e-12)
+    if alone:  # no mix: its diagonal into the maps
+        maps, mix = maps * np.diag(mix)[:, None, None], None
+    moves = 0 if channels_first else 2 * s * (n_in + n_out)
+    cost = BATCHED * n_in * s * s + (s * n_in * n_out if mix is not None else 0) + moves
+    empty = np.zeros((s, 0))
+    return Convolution(channels_first, (n_in, n_out), empty, maps, None, cost, rank, mix)
 
 
 def _arranged(m: np.ndarray, tail, tail_y, chans: list[int], spatial: list[int]) -> np.ndarray:
@@ -189,6 +232,14 @@ def replace_convolution(
 
     (x_shape, x_is), (y_shape, y_is) = blocks(tails[0], n_in), blocks(tails[1], n_out)
     x = chain.x if x_is else reshape(chain.x, x_shape)
+    if form.per_channel:
+        y = _each_channel(put, x, form, lead, reshape, const)
+        if np.any(b != 0):
+            y = put.node("Add", [y, const("bias", b.reshape(*b.shape[:-1], *y_shape))])
+        if not y_is:
+            reshape(y, list(tails[1]))
+        put.done()
+        return
     parts = []
     if r:
         if form.channels_first:
@@ -212,3 +263,17 @@ def replace_convolution(
     if not y_is:
         reshape(y, list(tails[1]))
     put.done()
+
+
+def _each_channel(put: Placed, x: str, form: Convolution, lead: int, reshape, const) -> str:
+    """x's rows through each channel's map, one row and channel at a time ([I, 1, S]
+    times [I, S, S]), then the mix; channels moved before the places and back where
+    they are last."""
+    n_in, s = form.core.shape[:2]
+    swap = [*range(lead), lead + 1, lead]
+    rows = x if form.channels_first else put.node("Transpose", [x], perm=swap)
+    y = put.node("MatMul", [reshape(rows, [n_in, 1, s]), const("maps", form.core)])
+    y = reshape(y, [n_in, s])
+    if form.mix is not None:
+        y = put.node("MatMul", [const("mix", form.mix), y])
+    return y if form.channels_first else put.node("Transpose", [y], perm=swap)

@@ -265,6 +265,10 @@ def _put_in(model, chain: Chain, form, f: Affine, dtype, layout) -> str:
     if isinstance(form, Convolution):
         replace_convolution(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
         how = f"a convolution over {form.basis.shape[1]} of {form.basis.shape[0]} frequencies"
+        if form.per_channel:
+            n_in, s = form.core.shape[:2]
+            mix = " then a channel mix" if form.mix is not None else ""
+            how = f"a convolution of each of {n_in} channels by its own [{s}, {s}] map{mix}"
     elif isinstance(form, Separable):
         replace_separable(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
         how = (f"separable over {form.blocks[0]} x {form.blocks[1]}, {form.terms} terms: "
