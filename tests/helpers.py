@@ -17,6 +17,7 @@ from onnx import helper, numpy_helper
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.dtypes import onnx_of
+from onnx_decomplex.pipeline import FileResult, Files, convert_file, siblings
 
 IR_VERSION = {11: 6, 13: 7, 15: 8, 17: 8, 18: 8, 20: 9, 21: 10, 23: 11}
 OPSETS = (11, 13, 18)
@@ -197,3 +198,12 @@ def single(
         inits,
         opset=opset,
     )
+
+
+def convert_export(src, out, target: str = "onnx") -> FileResult:
+    """An export converted to `out` for `target`, validated against its framework's
+    inputs and outputs beside it (`pipeline.siblings`), which it must match."""
+    inputs, expected = siblings(src)
+    result = convert_file(src, out, files=Files(inputs=inputs, expected=expected), target=target)
+    assert result.ok and result.framework.passed, result.framework.outputs
+    return result

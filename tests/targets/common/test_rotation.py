@@ -7,11 +7,8 @@ import make_fixtures as GEN
 import numpy as np
 import onnx
 import pytest
-from helpers import Ops, assert_rewrites, init, make_model, op_counts, vi
+from helpers import Ops, assert_rewrites, convert_export, init, make_model, op_counts, vi
 from onnx import TensorProto, helper
-
-from onnx_decomplex.passes.state import Files
-from onnx_decomplex.pipeline import convert_file
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 F32 = np.float32
@@ -24,11 +21,8 @@ def _rotary(model: onnx.ModelProto) -> list[onnx.NodeProto]:
 def _converted(path: Path, tmp_path: Path, target: str) -> onnx.ModelProto:
     """The export converted with its framework's inputs and outputs, which it matches
     (the reference cannot run the export as written)."""
-    stem = path.with_suffix("")
-    files = Files(inputs=Path(f"{stem}.npz"), expected=Path(f"{stem}.expected.npz"))
     out = tmp_path / f"{target}.onnx"
-    result = convert_file(path, out, files=files, target=target)
-    assert result.ok and result.validation.passed and result.framework.passed
+    assert convert_export(path, out, target).validation.passed
     return onnx.load(out)
 
 

@@ -7,9 +7,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from helpers import op_counts
+from helpers import convert_export, op_counts
 
-from onnx_decomplex.pipeline import Files, convert_file
 from onnx_decomplex.targets.common.separable import read_separable
 
 CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "models"
@@ -46,11 +45,8 @@ def test_a_map_of_full_kronecker_rank_is_none():
 def test_fnets_mixing_is_separable(target, tmp_path):
     """x + Re(FFT2(x)) over 16 tokens and 32 features, then less its mean: three terms,
     on both targets; the outputs match JAX's."""
-    src = CORPUS / "jax2onnx" / "fnet.onnx"
-    stem = src.with_suffix("")
-    files = Files(inputs=Path(f"{stem}.npz"), expected=Path(f"{stem}.expected.npz"))
-    result = convert_file(src, tmp_path / "fnet.onnx", files=files, target=target)
-    assert result.ok and result.framework.passed and result.validation.passed
+    result = convert_export(CORPUS / "jax2onnx" / "fnet.onnx", tmp_path / "fnet.onnx", target)
+    assert result.validation.passed
     notes = [n for n in result.report.lowering_notes if "separable over 16 x 32, 3 terms" in n]
     assert len(notes) == 2, result.report.lowering_notes
     assert not {"DFT", "Einsum"} & set(op_counts(onnx.load(tmp_path / "fnet.onnx")))
@@ -61,9 +57,7 @@ def test_a_factored_product_keeps_the_zeros_a_phase_reads(tmp_path):
     and a factored M leaves rounding of either sign there, which the phase reads as 0 or
     pi. They are +0 again, through one Where on a constant mask."""
     src = CORPUS.parent / "tf2onnx" / "rfft2d_angle.onnx"
-    stem = src.with_suffix("")
-    files = Files(inputs=Path(f"{stem}.npz"), expected=Path(f"{stem}.expected.npz"))
-    result = convert_file(src, tmp_path / "out.onnx", files=files)
-    assert result.ok and result.validation.passed and result.framework.passed
+    result = convert_export(src, tmp_path / "out.onnx")
+    assert result.validation.passed
     assert any("separable" in note for note in result.report.lowering_notes)
     assert op_counts(onnx.load(tmp_path / "out.onnx"))["Where"] >= 1
