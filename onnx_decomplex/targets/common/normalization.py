@@ -25,7 +25,7 @@ from onnx import helper, numpy_helper
 
 from ...graphs import default_opset
 from ...shapes import declared_dims, infer_shapes
-from .chains import drop_unused
+from .chains import Placed, drop_unused
 
 LAYER_NORM_OPSET = 17
 RMS_NORM_OPSET = 23
@@ -167,11 +167,11 @@ def normalizations(model: onnx.ModelProto) -> list[str]:
             continue
         op = "LayerNormalization" if centered else "RMSNormalization"
         y = last.output[0]
-        scale = _fresh(model, f"{y}_scale", weights[0])
-        inputs = [x, scale] + ([_fresh(model, f"{y}_bias", weights[1])] if centered else [])
-        fused = helper.make_node(op, inputs, [y], name=f"{y}_{op}", axis=-1, epsilon=eps)
-        last.output[0] = f"{y}_unnormalized"
-        model.graph.node.insert(list(model.graph.node).index(last) + 1, fused)
+        put = Placed(model.graph, y)
+        inputs = [x, put.constant("scale", weights[0])]
+        inputs += [put.constant("bias", weights[1])] if centered else []
+        put.node(op, inputs, axis=-1, epsilon=eps)
+        put.done()
         replaced.add(y)
         notes.append(f"{y}: {'LayerNorm' if centered else 'RMSNorm'} of {x} over its last "
                      f"axis ({len(used)} nodes) -> one {op}")  # fmt: skip
@@ -246,13 +246,3 @@ def _squares(g: _Graph, node: onnx.NodeProto, a: str) -> bool:
     if node.op_type == "Mul":
         return list(node.input) == [a, a]
     return node.op_type == "Pow" and node.input[0] == a and g.scalar(node.input[1]) == 2.0
-
-
-def _fresh(model: onnx.ModelProto, stem: str, value: np.ndarray) -> str:
-    taken = {t.name for t in model.graph.initializer}
-    name, k = stem, 0
-    while name in taken:
-        k += 1
-        name = f"{stem}_{k}"
-    model.graph.initializer.append(numpy_helper.from_array(value, name))
-    return name

@@ -147,22 +147,25 @@ def _after_projection(chain: Chain, labels: dict, y_dims: list) -> Chain | None:
     where x is projected first (q = x Wq, then rotated), the rotation of q."""
     producer = {out: n for n in chain.nodes for out in n.output}
     order = {id(n): i for i, n in enumerate(chain.nodes)}
-    from_x = {chain.x}
-    for node in chain.nodes:
-        if from_x.intersection(node.input):
-            from_x.update(node.output)
+    from_x = _reached(chain.nodes, chain.x)
     for node in chain.nodes:
         for v in node.output:
             if v == chain.y or v not in labels or declared_dims(labels[v]) != y_dims:
                 continue
             nodes = sorted(computing(chain.y, v, producer), key=lambda n: order[id(n)])
-            after = {v}
-            for n in nodes:
-                if after.intersection(n.input):
-                    after.update(n.output)
+            after = _reached(nodes, v)
             if all(from_x.intersection(n.input) <= after for n in nodes):
                 return Chain(v, chain.y, nodes)
     return None
+
+
+def _reached(nodes: list[onnx.NodeProto], start: str) -> set[str]:
+    """`start` and the values `nodes` (in graph order) compute from it."""
+    reached = {start}
+    for node in nodes:
+        if reached.intersection(node.input):
+            reached.update(node.output)
+    return reached
 
 
 def _read(run, dims: list[int]):
@@ -219,14 +222,11 @@ class _Positions:
         if not (dims and all(isinstance(d, int) for d in dims) and dims[:-1] in ([], [1])):
             return None
         inits = {t.name: t for t in model.graph.initializer}
-        derived, lengths = {info.name}, []
+        derived, lengths = _reached(chain.nodes, info.name), []
         for node in chain.nodes:
-            if not derived.intersection(node.input):
-                continue
             if node.op_type == "Gather" and node.input[1] in derived and node.input[0] in inits:
                 axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
                 lengths.append(inits[node.input[0]].dims[axis])
-            derived.update(node.output)
         dtype = helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type)
         return cls(info.name, dims, dtype, min(lengths)) if lengths else None
 
@@ -316,10 +316,7 @@ class _Given:
         dims = declared_dims(info)
         if not (dims and all(isinstance(d, int) for d in dims)):
             return None
-        from_x = {chain.x}
-        for node in chain.nodes:
-            if from_x.intersection(node.input):
-                from_x.update(node.output)
+        from_x = _reached(chain.nodes, chain.x)
         factors = [
             name for node in chain.nodes if node.op_type == "Mul"
             for name in node.input if name not in from_x
