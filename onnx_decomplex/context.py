@@ -145,13 +145,16 @@ class Context(Ops):
             return False
         return True
 
-    def gauss(self, op: str) -> bool:
+    def gauss(self, op: str, small: bool = False) -> bool:
         """Whether products of two runtime complex operands of `op` use three products.
 
         "auto" takes three where a product is a contraction, which saves a whole
         real product, and keeps four for elementwise Mul, where three save little
-        time and lose accuracy (Gauss's form subtracts products of sums).
+        time and lose accuracy (Gauss's form subtracts products of sums); and four
+        for a `small` product (`rules.linalg.SMALL_MATMUL`), whose time is its nodes'
+        dispatch: the targets run a run of those as products of block matrices
+        (`targets.common.blocks`).
         """
         if self.mul_strategy == "auto":
-            return op != "Mul"
+            return op != "Mul" and not small
         return self.mul_strategy == "gauss"

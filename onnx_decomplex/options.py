@@ -81,7 +81,8 @@ class RewriteOptions(_Options):
     mul_strategy: str = option(
         "auto",
         "Products of two runtime complex operands: four real products, or Gauss's three. "
-        "auto: four for elementwise Mul, three for MatMul, Gemm and convolutions.",
+        "auto: four for elementwise Mul and for small matrix products (which the targets run as "
+        "products of block matrices), three for other MatMuls, Gemm and convolutions.",
     )
     target_opset: int | None = option(
         None,

@@ -38,12 +38,31 @@ from ..dtypes import ort_lacks_float64
 from .common import optional_input
 from .registry import rule
 
+SMALL_MATMUL = 16384
+"""A MatMul of two runtime complex matrices with static shapes and at most this many
+multiply-adds per matrix product (32 x 32 x 16) takes four real products, not three,
+where `--mul-strategy` is "auto": six nodes where Gauss's form takes eight, and where
+several are chained, the targets run each as one product of block matrices
+(`targets.common.blocks`), which doubles its multiply-adds but saves five nodes."""
+
+
+def _small(ctx, a, b) -> bool:
+    """Whether a MatMul of a by b is a small product of runtime matrices (`SMALL_MATMUL`).
+    Of a constant, Gauss's form makes Wr + Wi in numpy: three products and three sums."""
+    if ctx.constant(a) is not None or ctx.constant(b) is not None:
+        return False
+    shapes = [ctx.shape(t) for t in (a, b)]
+    if any(s is None or len(s) < 2 or not all(isinstance(d, int) for d in s[-2:]) for s in shapes):
+        return False
+    (m, k), n = shapes[0][-2:], shapes[1][-1]
+    return 0 < m * k * n <= SMALL_MATMUL
+
 
 def _bilinear(ctx, y, a, b, f, op: str):
     """y = f(a, b) for f bilinear, with either operand complex or real."""
     dtype = ctx.real_dtype(y)
     if ctx.is_complex(a) and ctx.is_complex(b):
-        gauss = ctx.gauss(op)
+        gauss = ctx.gauss(op, small=op == "MatMul" and _small(ctx, a, b))
         ctx.set_pair(y, *cmath.bilinear(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), f, gauss))
         ctx.explain(f"{'three' if gauss else 'four'} real {op}s on (re, im)")
     elif ctx.is_complex(a):

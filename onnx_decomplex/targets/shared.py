@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .common.blocks import blocks
 from .common.fusion import fuse
 from .common.narrow import narrow_double
 from .common.normalization import normalizations
@@ -29,7 +30,8 @@ TRANSFORMS = TargetForm(
     "FFT (docs/transforms.md); one of dynamic length stays, with a note. And an Einsum "
     "of two operands as one MatMul, with the Transposes and Reshapes that place its "
     "letters (`common.einsum`): 0.18 to 0.95 of the Einsum's time in onnxruntime, with "
-    "standard ops only",
+    "standard ops only; one of more operands, all constants but one, the same way once "
+    "its constants are contracted into one",
     lowers(ACCURATE | {"Einsum"}),
 )
 
@@ -49,6 +51,25 @@ def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
         "cheaper: a convolution over some axes as the few frequencies where it filters "
         "(`common.convolution`: a Fourier layer), else one product, or two where M has "
         "low rank. Nothing changes without onnxruntime",
+        apply,
+        every_model,
+    )
+
+
+def block_products(every_model: bool = False) -> TargetForm:
+    """Complex matrix products written on parts as products of real block matrices
+    (`common.blocks`)."""
+
+    def apply(step: Lowering) -> None:
+        step.edit(blocks, "block products")
+
+    return TargetForm(
+        "block products",
+        "a run of complex matrix products written on their parts (four real MatMuls and "
+        "two sums each, as jax2onnx writes them) and of sums of their parts, as one real "
+        "MatMul or sum each on the block matrices [[re, -im], [im, re]], where the "
+        "products are small enough that the nodes' dispatch costs more than the doubled "
+        "multiply-adds",
         apply,
         every_model,
     )

@@ -4,7 +4,7 @@ on its CPU provider (docs/performance.md)."""
 from __future__ import annotations
 
 from ..common.rotation import rotations
-from ..shared import affine_chains, normalized
+from ..shared import affine_chains, block_products, normalized
 from ..target import Lowering, Target, TargetForm, lowers
 
 MATMUL_DFT_MAX_LENGTH = 256
@@ -27,7 +27,9 @@ ONNXRUNTIME = Target(
     name="onnxruntime",
     summary="also onnxruntime's own ops and lowerings where faster (RoPE as "
     "com.microsoft.RotaryEmbedding below opset 23, however it is written, an STFT frame "
-    "of length up to 256 as one Conv by the DFT matrix, an Einsum of two operands as one MatMul, a chain "
+    "of length up to 256 as one Conv by the DFT matrix, an Einsum of two operands (or of one and "
+    "constants) as one MatMul, a run of small complex matrix products written on their parts as "
+    "products of real block matrices, a chain "
     "affine in one real signal through a DFT, such as a spectral filter however spelled, "
     "or a long one such as an unrolled recurrence, as the products that cost least, and "
     "LayerNorm and RMSNorm as one node each, in a model with no complex value too), and a "
@@ -51,10 +53,11 @@ ONNXRUNTIME = Target(
             "frames up to 256 as one Conv of the frame step by the DFT matrix (a torch "
             "power spectrum and a Whisper log-mel front end in 0.54 and 0.62 of their "
             "time with the STFT node), "
-            "an Einsum of two operands as one MatMul with the Transposes and Reshapes "
-            "that place its letters",
+            "an Einsum of two operands (or of one and constants, contracted first) as "
+            "one MatMul with the Transposes and Reshapes that place its letters",
             lowers(FASTER, max_length=MATMUL_DFT_MAX_LENGTH),
             every_model=True,
         ),
+        block_products(every_model=True),
     ),
 )

@@ -152,3 +152,38 @@ def test_random_einsums_match_numpy(terms, w_first, w_runtime):
         feeds = {"x": x}
     ops = lowered(model, feeds, equation, operands)
     assert "Einsum" not in ops  # no letter repeats or is summed alone: always a plan
+
+
+def test_the_constants_of_a_longer_einsum_are_contracted_first():
+    """A beamformer's a^H R a with the sign tensor of a complex product: three constants,
+    one of them computed by a node, contracted in numpy into one, then one MatMul."""
+    rng = np.random.default_rng(3)
+    equation = "amb,mnc,and,bcde->ae"
+    steer, signs = (
+        rng.standard_normal((5, 4, 2)).astype(np.float32),
+        rng.standard_normal((2, 2, 2, 2)),
+    )
+    nodes = [helper.make_node("Neg", ["s"], ["minus_s"]),
+             helper.make_node("Einsum", ["minus_s", "x", "s", "t"], ["y"], equation=equation)]  # fmt: skip
+    model = make_model(
+        nodes,
+        [vi("x", np.float32, [4, 4, 2])],
+        [vi("y", np.float32, [5, 2])],
+        [init("s", steer), init("t", signs.astype(np.float32))],
+    )
+    x = rng.standard_normal((4, 4, 2)).astype(np.float32)
+    operands = [-steer, x, steer, signs.astype(np.float32)]
+    ops = lowered(model, {"x": x}, equation, operands)
+    assert "Einsum" not in ops and ops.count("MatMul") == 1
+
+
+def test_a_longer_einsum_of_two_runtime_operands_stays():
+    nodes = [helper.make_node("Einsum", ["x", "w", "c"], ["y"], equation="ab,bc,cd->ad")]
+    model = make_model(
+        nodes,
+        [vi("x", np.float32, [2, 3]), vi("w", np.float32, [3, 4])],
+        [vi("y", np.float32, [2, 5])],
+        [init("c", np.ones((4, 5), np.float32))],
+    )
+    out, _ = decomplex(model, target="onnxruntime")
+    assert op_types(out) == ["Einsum"]
