@@ -169,12 +169,37 @@ def print_engine(console: Console, result: FileResult) -> None:
     print_validation(console, result.engine_validation)
 
 
+def _relative(o) -> str:
+    """The relative error on the ordinary elements (those no edge value reaches), "none"
+    where every element depends on an edge value; on every element without edge values."""
+    split = o.edges
+    if split is None:
+        return f"max rel error {o.max_rel:.3g}"
+    if split.ordinary == 0:
+        return "max rel error none on ordinary elements (each depends on an edge value)"
+    return f"max rel error {split.ordinary_max_rel:.3g} on ordinary elements"
+
+
+def output_line(o) -> str:
+    """One output's verdict. PASSED: its worst error as a share of the tolerance (1 is
+    its edge; of the tolerance widened by its precision's noise floor, where that is
+    what it passed by), then the relative error. FAILED: led by what failed (the inputs
+    without edge values, non-finite values that differ, a shape), then the errors with
+    the edge values, the max absolute error among them."""
+    share = (f"{o.max_tol:.2g} of the tolerance" if o.floor_tol is None else
+             f"{o.floor_tol:.2g} of the tolerance widened by {o.floor_of}'s noise floor")  # fmt: skip
+    if o.passed:
+        return f"PASSED {o.name}: {share}, {_relative(o)}"
+    measured = f"{share}, max abs error {o.max_abs:.3g}, {_relative(o)}"
+    lead = (
+        f"{o.note}; with edge values, " if o.note and o.edges else f"{o.note}; " if o.note else ""
+    )
+    return f"FAILED {o.name}: {lead}{measured}"
+
+
 def print_validation(console: Console, v: ValidationResult | None) -> None:
-    """PASSED or FAILED per output, led by the worst error as a share of the tolerance
-    (1 is its edge; of the tolerance widened by its precision's noise floor, where that is what
-    it passed by), then the relative error on the ordinary elements; the elements
-    that depend on edge values on a line of their own. A FAILED line also gives the
-    max absolute error."""
+    """`output_line` per output, the elements that depend on edge values on a line of
+    their own, and the reference's notes."""
     if v is None:
         return
     shapes = ", ".join(f"{k}:{'x'.join(map(str, s)) or 'scalar'}" for k, s in v.shapes.items())
@@ -185,18 +210,11 @@ def print_validation(console: Console, v: ValidationResult | None) -> None:
         highlight=False,
     )
     for o in v.outputs:
-        status = "[green]PASSED[/green]" if o.passed else "[red]FAILED[/red]"
-        note = f" ({o.note})" if o.note else ""
+        line = output_line(o)
+        color = "green" if o.passed else "red"
+        status, rest = line.split(" ", 1)
+        console.print(f"  [{color}]{status}[/{color}] {rest}", highlight=False)
         split = o.edges
-        rel = split.ordinary_max_rel if split else o.max_rel
-        where = " on ordinary elements" if split else ""
-        worst = f", max abs error {o.max_abs:.3g}" if not o.passed else ""
-        share = (f"{o.max_tol:.2g} of the tolerance" if o.floor_tol is None else
-                 f"{o.floor_tol:.2g} of the tolerance widened by {o.floor_of}'s noise floor")  # fmt: skip
-        console.print(
-            f"  {status} {o.name}: {share}, max rel error {rel:.3g}{where}{worst}{note}",
-            highlight=False,
-        )
         if split and split.elements:
             console.print(
                 f"    edge values: {split.elements} elements depend on them, worst "
@@ -204,5 +222,7 @@ def print_validation(console: Console, v: ValidationResult | None) -> None:
                 "the model's own precision",
                 highlight=False,
             )
+    if v.departure is not None:
+        console.print(f"  {v.departure.describe()}", highlight=False)
     for line in v.notes:
         console.print(f"  note: {line}", highlight=False)

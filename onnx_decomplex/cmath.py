@@ -36,6 +36,7 @@ NUMPY = SimpleNamespace(
     pow=np.power,
     neg=np.negative,
     abs=np.abs,
+    sign=np.sign,
     max=np.maximum,
     min=np.minimum,
     sqrt=np.sqrt,
@@ -54,6 +55,7 @@ NUMPY = SimpleNamespace(
     less=np.less,
     equal=np.equal,
     and_=np.logical_and,
+    or_=np.logical_or,
     isinf=np.isinf,
     where=np.where,
     split_halves=lambda x, axis: np.split(x, 2, axis),
@@ -266,9 +268,12 @@ def hypot(ops, x, y, dtype):
 
 
 def absolute(ops, a, dtype=None):
-    """|a| = hypot(ar, ai)"""
+    """|a| = hypot(ar, ai), and inf where a part is infinite, the other NaN or not, as
+    numpy's (the larger part is NaN there: onnxruntime's Max gives NaN beside a NaN)"""
     dtype = _real(ops, dtype)
-    return hypot(ops, *a, dtype)
+    ar, ai = a
+    infinite = ops.or_(ops.isinf(ar), ops.isinf(ai))
+    return ops.where(infinite, _c(np.inf, dtype), hypot(ops, ar, ai, dtype))
 
 
 def signbit(ops, x, dtype):
@@ -399,12 +404,16 @@ def log1p(ops, u, dtype):
 
 def asinh_by_log(ops, x, dtype):
     """asinh x = sign(x) log1p(|x| + |x| / (r + sqrt(r^2 + 1))), r = 1 / |x|, for real x:
-    the same as log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), with no x^2 to overflow"""
+    the same as log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), with no x^2 to overflow. The
+    sign is x's sign bit (from 1 / x, as `signbit`): asinh(-0) = -0, which picks the
+    side of a cut where the result feeds another function."""
     ax = ops.abs(x)
-    r = ops.div(_c(1, dtype), ax)
+    inverse = ops.div(_c(1, dtype), x)
+    r = ops.abs(inverse)
     root = ops.add(r, ops.sqrt(ops.add(ops.mul(r, r), _c(1, dtype))))
     y = log1p(ops, ops.add(ax, ops.div(ax, root)), dtype)
-    return ops.mul(y, _minus_where(ops, ops.less(x, _c(0, dtype)), dtype))
+    negative = ops.less(ops.min(x, inverse), _c(0, dtype))
+    return ops.mul(y, _minus_where(ops, negative, dtype))
 
 
 def cosh_by_exp(ops, x):
@@ -439,10 +448,13 @@ def atan_refined(ops, x, atan32):
 
 
 def times_sin(ops, m, t):
-    """m sin t, but t itself (+-0) where t = 0: a part that is zero stays zero where
-    m is infinite, as numpy keeps it (e^(inf + 0i) = inf + 0i)"""
-    zero = _c(0, t.dtype if isinstance(t, np.ndarray) else _real(ops, None))
-    return ops.where(ops.equal(t, zero), t, ops.mul(m, ops.sin(t)))
+    """m sin t, but sign(m) sin t (+-0) where t = 0 and m is infinite: a part that is
+    zero stays zero there, of the product's sign, as numpy keeps it (e^(inf + 0i) =
+    inf + 0i, cosh(-inf + 0i) = inf - 0i). The Where picks the factor, not the
+    product: a -0 it picks may lose its sign (`Ops.where`)."""
+    dtype = t.dtype if isinstance(t, np.ndarray) else _real(ops, None)
+    inf_at_zero = ops.and_(ops.equal(t, _c(0, dtype)), ops.isinf(m))
+    return ops.mul(ops.where(inf_at_zero, ops.sign(m), m), ops.sin(t))
 
 
 def exp(ops, a):
@@ -628,7 +640,8 @@ def asinh(ops, a, dtype):
 
 def atanh(ops, a, dtype):
     """Kahan's atanh, odd in ar: with x = |ar|, y = ai,
-    Re = sign(ar) log1p(4x / |1 - x - iy|^2) / 4,  Im = atan2(2y, (1 - x)(1 + x) - y^2) / 2.
+    Re = sign(ar) log1p(4x / |1 - x - iy|^2) / 4,  Im = atan2(2y, (1 - x)(1 + x) - y^2) / 2,
+    sign(ar) from ar's sign bit (atanh(-0 + iy) has Re -0, the side of atan's cut).
     The quotient is (x / h)(4 / h) with h = hypot(1 - x, y), which cannot overflow; near
     0 the log1p keeps Re ~ ar, where log|1 + a| - log|1 - a| would cancel."""
     ar, ai = a
@@ -636,8 +649,9 @@ def atanh(ops, a, dtype):
     x = ops.abs(ar)
     h = hypot(ops, ops.sub(one, x), ai, dtype)
     q = ops.mul(ops.div(x, h), ops.div(_c(4, dtype), h))  # 4x itself may overflow
+    q = ops.where(ops.isinf(x), _c(0, dtype), q)  # inf / inf: atanh(+-inf + iy) has Re +-0
     re = ops.mul(log1p(ops, q, dtype), _c(0.25, dtype))
-    re = ops.mul(re, _minus_where(ops, ops.less(ar, _c(0, dtype)), dtype))
+    re = ops.mul(re, _minus_where(ops, signbit(ops, ar, dtype), dtype))  # atanh(-0) = -0
     # The angle of (cross, 2y) is that of both scaled by s^2, s a power of two small
     # enough where x or |y| is so large that their squares overflow (1 elsewhere):
     # ((s - x s)(s + x s) - (y s)^2, 2 (y s) s).
@@ -649,12 +663,23 @@ def atanh(ops, a, dtype):
     xs, ys = ops.mul(x, s), ops.mul(ai, s)
     cross = ops.sub(ops.mul(ops.sub(s, xs), ops.add(s, xs)), ops.mul(ys, ys))
     im = ops.mul(angle(ops, (cross, ops.mul(ops.add(ys, ys), s)), dtype), _c(0.5, dtype))
-    return re, im
+    # An infinite y: the angle of (-inf, +-inf) would be 3 pi / 4, where atanh's
+    # imaginary part is +-pi / 2 (atan(+-inf + iy) = +-pi / 2, as numpy's).
+    quarter = ops.mul(ops.sign(ai), _c(np.pi / 2, dtype))
+    return re, ops.where(ops.isinf(ai), quarter, im)
 
 
 def atan(ops, a, dtype):
     """atan(a) = -i atanh(i a)"""
     return mul_neg_i(ops, atanh(ops, mul_i(ops, a), dtype))
+
+
+def plus_zero(ops, x, dtype):
+    """x + 0: x itself, but +0 for -0, as numpy's sum of a complex value and a real one
+    gives the imaginary part (1 + e^z has Im = Im e^z + 0). A Where, not an Add of 0,
+    which onnxruntime's optimizer removes."""
+    zero = _c(0, dtype)
+    return ops.where(ops.equal(x, zero), zero, x)
 
 
 def sigmoid(ops, a, dtype):
@@ -663,11 +688,13 @@ def sigmoid(ops, a, dtype):
     form overflows and the division needs no scaling."""
     ar, ai = a
     one = _c(1, dtype)
-    pos = _flag(ops, ops.less(_c(0, dtype), ar), dtype)
+    positive = ops.less(_c(0, dtype), ar)
+    pos = _flag(ops, positive, dtype)
     sign = ops.sub(one, ops.mul(pos, _c(2, dtype)))
     er, ei = exp(ops, (ops.neg(ops.abs(ar)), ops.mul(ai, sign)))
-    num = (_pick(ops, pos, one, er), ops.mul(ei, ops.sub(one, pos)))
-    return div_bounded(ops, num, (ops.add(er, one), ei))
+    # The numerator is 1 + 0i where Re a > 0: its +0 sets the sign of a zero result.
+    num = (ops.where(positive, one, er), ops.where(positive, _c(0, dtype), ei))
+    return div_bounded(ops, num, (ops.add(er, one), plus_zero(ops, ei, dtype)))
 
 
 def sign(ops, a, dtype):
@@ -679,10 +706,15 @@ def sign(ops, a, dtype):
     # 0 where m = 0 (`_Divisor.ratio`), and sign(0) is 0.
     divisor = _Divisor(ops, big, dtype)
     root = hypot_root(ops, big, ops.min(x, y), dtype, divisor)
-    return ops.div(divisor.ratio(ar), root), ops.div(divisor.ratio(ai), root)
+    # numpy's zero parts are +0 where a is 0 or has an infinite part: sign(-0 + 0i) = 0,
+    # sign(-3 + inf i) = +0 + i; beside a finite non-zero part they keep their sign.
+    zero = _c(0, dtype)
+    unsigned = ops.or_(ops.equal(big, zero), ops.isinf(big))
+    parts = (ops.div(divisor.ratio(part), root) for part in (ar, ai))
+    return tuple(ops.where(ops.and_(unsigned, ops.equal(p, zero)), zero, p) for p in parts)
 
 
-def _one_times(ops, a, dtype):
+def one_times(ops, a, dtype):
     """(1 + 0i) a = (ar - 0 ai) + i (ai + 0 ar): a itself, but NaN beside an infinite
     part, as numpy's product by its starting 1 gives"""
     ar, ai = a
@@ -695,7 +727,7 @@ def _squarings(ops, a, n: int, dtype):
     result, base = None, a
     while n:
         if n & 1:
-            result = _one_times(ops, base, dtype) if result is None else mul(ops, result, base)
+            result = one_times(ops, base, dtype) if result is None else mul(ops, result, base)
         n >>= 1
         if n:
             base = mul(ops, base, base)

@@ -99,6 +99,13 @@ class Context(Ops):
         self.explanations.extend(ctx.explanations)
         self.emitter.count += ctx.emitter.count
 
+    def body_ops(self, graph: gs.Graph) -> Ops:
+        """Ops that emit into `graph`, a body the running node's rule builds (a Loop's),
+        named after the running node, names unique across both graphs."""
+        ops = Ops(self.emitter.child(graph), {})
+        ops.emitter.node = self.node
+        return ops
+
     @property
     def node(self) -> gs.Node | None:
         """The node whose rule is running; emitted names start with its name."""

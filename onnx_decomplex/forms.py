@@ -163,6 +163,17 @@ class Forms:
         """`out` is the same complex value as `src`: they share every form, now and later."""
         self._forms[out.name] = self._at(src)
 
+    def held(self) -> dict[str, tuple[str, ...]]:
+        """The tensors that hold each complex value computed at run time, by the value's
+        name: ("packed", tensor) where it has a packed form, else ("pair", re, im)."""
+        found = {}
+        for name, form in self._forms.items():
+            if isinstance(form.packed, gs.Variable):
+                found[name] = ("packed", form.packed.name)
+            elif form.pair is not None and all(isinstance(p, gs.Variable) for p in form.pair):
+                found[name] = ("pair", form.pair[0].name, form.pair[1].name)
+        return found
+
     # ---- questions ---------------------------------------------------------------------
 
     def known_zero_parts(self, t: gs.Tensor, dtype: np.dtype | None = None) -> tuple | None:

@@ -149,6 +149,7 @@ class Ops:
 
     pow = _elementwise("Pow", np.power)
     abs = _elementwise("Abs", np.abs)
+    sign = _elementwise("Sign", np.sign)
     max = _elementwise("Max", np.maximum)
     min = _elementwise("Min", np.minimum)
     sqrt = _elementwise("Sqrt", np.sqrt)
@@ -165,8 +166,26 @@ class Ops:
     less = _elementwise("Less", np.less)
     equal = _elementwise("Equal", np.equal)
     and_ = _elementwise("And", np.logical_and)
+    or_ = _elementwise("Or", np.logical_or)
     isinf = _elementwise("IsInf", np.isinf)
-    where = _elementwise("Where", np.where)
+
+    def where(self, c, a, b):
+        """a where c, else b.
+
+        onnxruntime's CPU Where (1.32) gives +0 where it picks a -0 of its second input,
+        and keeps every value of its third exactly; where the sign of a zero part picks
+        the side of a branch cut, it must come through. So where `a` is a tensor and `b`
+        a constant with no -0, the node is Where(Xor(c, true), b, a) (no Not, which
+        onnxruntime fuses back into the Where, branches swapped); where both are tensors,
+        a -0 of `a` may come out +0 there, and the formulas keep signed zeros in `b` or
+        out of the Where (`times_sin` picks a factor, not a product)."""
+        if all(_is_np(x) for x in (c, a, b)):
+            return np.asarray(np.where(c, a, b))
+        if _is_np(a) or not _is_np(b) or np.any(np.signbit(b) & (b == 0)):
+            return self.emit("Where", [c, a, b])
+        if _is_np(c):
+            return self.emit("Where", [np.logical_not(c), b, a])
+        return self.emit("Where", [self.emit("Xor", [c, np.array(True)]), b, a])
 
     # Where onnxruntime's CPU provider has no float64 kernel (`ORT_CPU_NO_FLOAT64`),
     # complex128 math is built from ops it has, at full double precision.

@@ -14,6 +14,7 @@ memory; `convert_file` runs them all, between reading IN and renaming OUT into p
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import time
 from collections.abc import Callable
@@ -50,6 +51,7 @@ from .passes.state import FileResult, Files, State
 from .report import Report
 from .trt.engine import EngineOptions
 from .trt.lint import LintResult
+from .validate.trace import Rewrite
 
 __all__ = [
     "MIN_OPSET",
@@ -319,10 +321,20 @@ def verify_file(
         if made_for is not None and made_for.narrows:
             state.report.narrowed.append(f"{out.name}: made for {made_for.runs_on}")
         state.staged, state.result = out, FileResult(state.report)
+        state.held = functools.partial(_rewritten_again, state.native, state.options)
         try:
             return run(state, ("validate",)).result
         except DecomplexError as e:
             raise e.at_file(str(out)) from None
+
+
+def _rewritten_again(native: onnx.ModelProto, options: Options) -> Rewrite | None:
+    """What a rewrite of `native` records here and now: where this version made the
+    conversion being verified, its tensors have these names."""
+    model = onnx.ModelProto()
+    model.CopyFrom(native)
+    state = run(State(options, model=model, source=model), IN_MEMORY)
+    return None if state.held is None else Rewrite(state.held, state.report.explanations)
 
 
 def check_tensorrt(

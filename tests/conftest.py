@@ -14,23 +14,39 @@ for folder in (Path(__file__).parent, ROOT / "fixtures", ROOT / "bench"):
 
 from helpers import OPSETS, PRECISIONS  # noqa: E402
 
-FIXTURE_MODELS = sorted(
-    p
-    for p in ROOT.glob("fixtures/**/*.onnx")
-    if p.relative_to(ROOT / "fixtures").parts[0] != "peers"
-)
-"""Every fixture model, the exporter corpora's included; not the 440 peer cases, which
-tests/test_peers.py takes each in full (and folder mode over fixtures/ takes too)."""
-
-
-def not_peers(paths):
-    """`paths` but fixtures/peers/'s (see FIXTURE_MODELS)."""
-    return [p for p in paths if "peers" not in p.parts]
+WHOLE_MODELS = ROOT / "fixtures" / "models"
 
 
 def fixture_id(path: Path) -> str:
     """A fixture model's test id: its path under fixtures/."""
     return str(path.relative_to(ROOT / "fixtures"))
+
+
+def weighed(paths, id_of=fixture_id) -> list:
+    """`paths` as test parameters, each exporter's whole model (fixtures/models/) marked
+    slow: a check every fixture gets runs on the small ones by default and on the whole
+    models in `make test-slow`, which CI runs too (tests/test_models.py converts each
+    whole model by default)."""
+    slow = [pytest.mark.slow]
+    return [pytest.param(p, id=id_of(p), marks=slow if WHOLE_MODELS in p.parents else [])
+            for p in paths]  # fmt: skip
+
+
+FIXTURE_MODELS = weighed(
+    sorted(
+        p
+        for p in ROOT.glob("fixtures/**/*.onnx")
+        if p.relative_to(ROOT / "fixtures").parts[0] != "peers"
+    )
+)
+"""Every fixture model, the exporter corpora's included (`weighed`); not the 440 peer
+cases, which tests/test_peers.py takes each in full (and folder mode over fixtures/
+takes too)."""
+
+
+def not_peers(paths):
+    """`paths` but fixtures/peers/'s (see FIXTURE_MODELS)."""
+    return [p for p in paths if "peers" not in p.parts]
 
 
 @pytest.fixture(params=OPSETS, ids=lambda o: f"opset{o}")

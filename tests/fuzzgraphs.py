@@ -7,13 +7,16 @@ runs: operands of binary ops share a dtype, axes and indices are in range, and
 values that feed exponentials stay small enough not to overflow.
 
 Values on the real and imaginary axes, signed zeros, zero-size dims and magnitudes
-of 1e20 and 1e-30 are all generated: no region is left out for a bug.
+of 1e20 and 1e-30 are all generated: no region is left out for a bug. So are values on
+both sides of every branch cut, chains of functions where one lands on the next one's
+cut, and reductions whose products and sums overflow.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import onnx
@@ -30,6 +33,17 @@ UNARY = ["Neg", "Identity", "Exp", "Log", "Sqrt", "Sin", "Cos", "Tan", "Sinh", "
 # nothing overflows; in a graph of extreme magnitudes, up to 100, where they do.
 GROWING = {"Exp": 4, "Sinh": 4, "Cosh": 4, "Sigmoid": 4, "Tan": math.inf, "Tanh": math.inf}
 GROWING_EXTREME = {**GROWING, "Exp": 100, "Sinh": 100, "Cosh": 100}
+# The functions a chain of them (`s_chain`) draws from: each may put its result on the
+# next one's cut (Sqrt of -4 ± 0i is ±2i, on Asinh's; Acos of a real is real, past 1 on
+# Acos's own; Acosh of 0.5 is 1.05i, past i on Atan's).
+CHAIN = ["Exp", "Log", "Sqrt", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Tanh", "Asin", "Acos",
+         "Atan", "Asinh", "Acosh", "Atanh", "Sigmoid"]  # fmt: skip
+# Magnitudes on an axis at the ends of the cuts and past them: 0 (Log's and Sqrt's end),
+# 0.5 (on Acosh's, below 1), 1 (the ends of Asin's, Acos's, Atanh's, and of Asinh's and
+# Atan's on the imaginary axis), 1.5, 2 and 4 (past them).
+CUT_MAGNITUDES = [0.0, 0.5, 1.0, 1.5, 2.0, 4.0]
+# The reductions whose products or sums may overflow, ReduceProd above all (`s_overflow`).
+OVERFLOWING = ["ReduceProd", "ReduceProd", "ReduceSum", "ReduceL1", "ReduceLogSumExp"]
 # Ops whose complex results may lie on an axis whatever their inputs (a Softmax over
 # one element is exactly 1, where the rewrite's rounding may leave -0 or 1e-8 i).
 AXIS_MAKERS = {"Round", "ReduceL1", "Cast", "Sign", "ConstantOfShape", "EyeLike", "Pad",
@@ -55,6 +69,7 @@ STEPS = ["unary", "unary", "unary", "unary", "binary", "binary", "binary", "real
          "slice", "expand", "tile", "where", "pad", "gather", "gather_elements",
          "gather_nd", "scatter_nd", "scatter_elements", "compress", "cumsum",
          "reverse_sequence", "trilu", "depth_to_space", "reduce", "reduce", "softmax",
+         "chain", "chain", "overflow",
          "matmul", "gemm", "einsum", "conv", "constant_of_shape", "eye_like", "dft", "if",
          "loop", "scan"]  # fmt: skip
 # Every op the steps below emit, and the registry's ops they leave out, with why.
@@ -151,6 +166,13 @@ def _i64(values) -> np.ndarray:
     return np.asarray(values, np.int64)
 
 
+def _join(re, im) -> np.ndarray:
+    """re + i im, part for part: `re + 1j * im` would turn an imaginary -0 into +0."""
+    z = np.empty(np.shape(re), np.complex128)
+    z.real, z.imag = re, im
+    return z
+
+
 class Builder:
     """Grows one graph. `draw` is hypothesis's; `rng` makes tensor values."""
 
@@ -226,8 +248,8 @@ class Builder:
     # ---- values --------------------------------------------------------------------
 
     def numbers(self, shape, dtype, zeros: bool = True) -> np.ndarray:
-        """Moderate values, with specials (axes, zeros, integers) when the graph asks;
-        with no exact zero unless `zeros`."""
+        """Moderate values, with specials (small integers, and `cut_values` on both sides
+        of the cuts) when the graph asks; with no exact zero unless `zeros`."""
         dtype = np.dtype(dtype)
         shape = tuple(shape)
         re = self.rng.standard_normal(shape) * self.scale
@@ -241,7 +263,7 @@ class Builder:
             value = np.where(pick, self.rng.choice(table, size=shape), value)
             axis = self.rng.random(shape) < 0.2
             if dtype.kind == "c":
-                value = np.where(axis, value.real + 0j, value)
+                value = np.where(axis, self.cut_values(shape), value)
         if self.extreme and value.size:
             pick = self.rng.random(shape) < 0.2
             value = np.where(pick, value * self.rng.choice([1e20, 1e-30], size=shape), value)
@@ -249,18 +271,53 @@ class Builder:
             value = np.where(value == 0, 1, value)
         return value.astype(dtype)
 
-    def new_value(self, shape, dtype, kind: str | None = None, zeros: bool = True) -> Value:
-        """A new graph input, initializer or Constant node of `shape`."""
+    def cut_values(self, shape) -> np.ndarray:
+        """Values on both sides of every branch cut and at its ends (complex128): on the
+        real or the imaginary axis, of a magnitude from CUT_MAGNITUDES or a random one, of
+        either sign, with +0 or -0 as the other part (-4 - 0i lies below Log's cut, -0 - 3i
+        left of Asinh's, -0 + 0i is a zero of one of four signs). One in five is off the
+        axes, so that one tensor holds both and a rule's choice is made per element."""
+        shape = tuple(shape)
+        size = self.rng.choice(CUT_MAGNITUDES, size=shape)
+        anywhere = np.abs(self.rng.standard_normal(shape)) * 2 * self.scale
+        size = np.where(self.rng.random(shape) < 0.3, anywhere, size)
+        on = size * self.rng.choice([1.0, -1.0], size=shape)
+        zero = self.rng.choice([0.0, -0.0], size=shape)
+        imag = self.rng.random(shape) < 0.5
+        value = _join(np.where(imag, zero, on), np.where(imag, on, zero))
+        off = _join(*self.rng.standard_normal((2, *shape))) * self.scale
+        return np.where(self.rng.random(shape) < 0.2, off, value)
+
+    def overflowing(self, shape, dtype, phases: bool = True) -> np.ndarray:
+        """Values whose products and sums overflow (complex128): each part, one in two,
+        of either sign, the dtype's largest finite float or half of it, 1e20 (whose square
+        overflows float32), 0 or infinite; ordinary otherwise. Without `phases` the
+        imaginary parts are all ordinary: a ReduceLogSumExp's exp(i y) of y = 1e20 is
+        rounding noise, which the rewrite's Cos and Sin are not expected to follow."""
+        big = float(np.finfo(_real_of(dtype)).max)
+        both = (2, *tuple(shape))
+        edge = self.rng.choice([big, big / 2, 1e20, 0.0, math.inf], size=both)
+        edge = edge * self.rng.choice([1.0, -1.0], size=both)
+        ordinary = self.rng.standard_normal(both) * self.scale
+        re, im = np.where(self.rng.random(both) < 0.5, edge, ordinary)
+        return _join(re, im if phases else ordinary[1])
+
+    def new_value(self, shape, dtype, kind: str | None = None, zeros: bool = True,
+                  pool=None, dynamic: bool = False) -> Value:  # fmt: skip
+        """A new graph input, initializer or Constant node of `shape`. Its values are
+        `numbers`, or `pool(shape)`'s, which may lie on the axes; an input's dims of 2 may
+        be symbolic, and with `dynamic` any of its dims."""
         dtype = np.dtype(dtype)
         shape = tuple(int(d) for d in shape)
         kind = kind or self.one(["input", "input", "init", "constant"])
-        value = self.numbers(shape, dtype, zeros)
-        bound = float(np.max(np.abs(value), initial=0.0)) + 1e-3
+        value = self.numbers(shape, dtype, zeros) if pool is None else pool(shape).astype(dtype)
+        with np.errstate(over="ignore"):
+            bound = float(np.max(np.abs(value), initial=0.0)) + 1e-3
         if self.extreme:
             bound = math.inf
         if kind == "input":
             name = self.name("x")
-            dims = [d if d != 2 or not self.flag() else f"n{d}" for d in shape]
+            dims = [f"n{d}" if (d == 2 or dynamic) and self.flag() else d for d in shape]
             self.inputs.append(helper.make_tensor_value_info(name, onnx_of(dtype), dims))
             self.feeds[name] = value
             v = Value(name, shape, dtype, bound, axis=self.specials)
@@ -273,6 +330,7 @@ class Builder:
             self.emit("Constant", [], [name], value=numpy_helper.from_array(value, name))
             v = Value(name, shape, dtype, bound, value=value, const=True, axis=self.specials)
         v.zeros = bool(np.any(value == 0)) or self.specials
+        v.axis = v.axis or pool is not None
         self.pool.append(v)
         return v
 
@@ -311,10 +369,21 @@ class Builder:
     def step(self, kind: str) -> None:
         getattr(self, f"s_{kind}")()
 
+    def limit(self, op: str) -> float:
+        """The largest modulus `op` is given (GROWING)."""
+        return (GROWING_EXTREME if self.extreme else GROWING).get(op, math.inf)
+
+    def unary(self, op: str, x: Value) -> Value:
+        """`op` of `x`, with a bound on its result."""
+        bound = {"Exp": _exp(x.bound), "Sinh": _exp(x.bound), "Cosh": _exp(x.bound),
+                 "Reciprocal": 1e3, "Tan": 1e3, "Sigmoid": 1e3, "Log": 10 + x.bound,
+                 "Sqrt": math.sqrt(x.bound) + 1, "Sign": 1.0, "Tanh": 1e3}.get(op, x.bound + 4)  # fmt: skip
+        return self.add(op, [x], x.shape, x.dtype, bound)
+
     def s_unary(self):
         op = self.one(UNARY)
         if op in GROWING:
-            limit = (GROWING_EXTREME if self.extreme else GROWING)[op]
+            limit = self.limit(op)
             x = self.complex_value(lambda v: v.bound <= limit)
             if x.bound > limit:
                 return
@@ -330,10 +399,22 @@ class Builder:
                 return
         else:
             x = self.complex_value()
-        bound = {"Exp": _exp(x.bound), "Sinh": _exp(x.bound), "Cosh": _exp(x.bound),
-                 "Reciprocal": 1e3, "Tan": 1e3, "Sigmoid": 1e3, "Log": 10 + x.bound,
-                 "Sqrt": math.sqrt(x.bound) + 1, "Sign": 1.0, "Tanh": 1e3}.get(op, x.bound + 4)  # fmt: skip
-        self.add(op, [x], x.shape, x.dtype, bound)
+        self.unary(op, x)
+
+    def s_chain(self):
+        """Two to four functions of CHAIN, one after another, most often from values on
+        both sides of the cuts (`cut_values`): one function's result lands on the next
+        one's cut, on the side the sign of a zero part it computed picks, which the
+        rewrite must compute as numpy does. Each is given only what GROWING allows it."""
+        if self.flag():
+            kind = self.one(["input", "input", "constant"])
+            x = self.new_value(self.shape(), self.cdtype, kind, pool=self.cut_values)
+        else:
+            x = self.complex_value(lambda v: v.signed_zeros)
+            if not x.signed_zeros:
+                return  # a zero part's sign made by a sum (see SUMMING) is no side to follow
+        for _ in range(self.int_(2, 4)):
+            x = self.unary(self.one([op for op in CHAIN if x.bound <= self.limit(op)]), x)
 
     def s_real_out(self):
         x = self.complex_value()
@@ -738,6 +819,11 @@ class Builder:
             x = self.complex_value(pred)
         if not pred(x) or (op in CUT and x.axis):
             return  # the reduction's own sum makes the sign of a zero part (see SUMMING)
+        self.reduce(op, x)
+
+    def reduce(self, op: str, x: Value) -> Value | None:
+        """`op` of `x` over some of its axes, all or none, keepdims or not; None where
+        it would be a log of an empty sum."""
         keep = self.int_(0, 1)
         how = self.one(["axes", "axes", "none", "empty"])
         attrs = {"keepdims": keep}
@@ -757,11 +843,43 @@ class Builder:
         n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
         empty = n == 0 and axes
         if op in ("ReduceLogSum", "ReduceLogSumExp") and empty:
-            return  # log(0): -inf against a formula's NaN is no question worth asking here
+            return None  # log(0): -inf against a formula's NaN is no question worth asking here
         bound = {"ReduceProd": _pow(x.bound, max(1, n)), "ReduceLogSumExp": 10 + x.bound,
                  "ReduceLogSum": 10 + x.bound, "ReduceSumSquare": _pow(x.bound, 2) * max(1, n),
                  "ReduceL2": x.bound * max(1, n)}.get(op, x.bound * max(1, n))  # fmt: skip
-        self.add(op, ins, shape, x.dtype, bound, srcs=[x], **attrs)
+        return self.add(op, ins, shape, x.dtype, bound, srcs=[x], **attrs)
+
+    def s_overflow(self):
+        """A reduction of OVERFLOWING over a new value of `overflowing` ones, on static
+        or symbolic dims, then an op that reads its result: where a product or a sum
+        passes the largest finite float, or meets a 0 or an infinity, the rewrite must
+        give the reference's infinities, NaNs, zeros and finite values, not lose them
+        (a ReduceLogSumExp of 1e38 is finite, as the reference shifts by the maximum)."""
+        op = self.one(OVERFLOWING)
+        pool = partial(self.overflowing, dtype=self.cdtype, phases=op != "ReduceLogSumExp")
+        kind = self.one(["input", "input", "init", "constant"])
+        x = self.new_value(self.shape(self.int_(1, 3)), self.cdtype, kind, pool=pool, dynamic=True)
+        r = self.reduce(op, x)
+        if r is not None:
+            self.read(r)
+
+    def read(self, r: Value) -> None:
+        """An op that reads the infinities and zeros of `r`: its modulus, a Cast to the
+        other complex type (to complex64, 1e40 is infinite) or of its modulus back to
+        complex, or a constant minus it (inf - inf is NaN)."""
+        how = self.one(["Abs", "Cast", "AbsCast", "Sub"])
+        if how == "Sub":
+            c = self.new_value(r.shape[self.int_(0, r.rank) :], r.dtype, "constant")
+            self.add("Sub", [c, r], r.shape, r.dtype, c.bound + r.bound)
+        elif how == "Cast":
+            to = _other(r.dtype)
+            if to == np.complex64:
+                self.float32_math = True
+            self.add("Cast", [r], r.shape, to, r.bound, to=onnx_of(to))
+        else:
+            m = self.add("Abs", [r], r.shape, _real_of(r.dtype), r.bound)
+            if how == "AbsCast":
+                self.add("Cast", [m], m.shape, r.dtype, m.bound, to=onnx_of(r.dtype))
 
     def s_softmax(self):
         x = self.complex_value(lambda v: v.rank >= 1 and v.bound <= 4)

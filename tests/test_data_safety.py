@@ -124,6 +124,23 @@ def test_out_inside_in_skips_the_models_under_out_and_changes_no_input(tmp_path,
         assert [m["path"] for m in report["models"]] == ["a.onnx"]
 
 
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+def test_out_inside_in_runs_again_over_outputs_with_real_io(tmp_path, target):
+    """A model whose inputs and outputs are real, complex only inside, and one with no
+    complex value at all: each output records what made it (or is the input's copy),
+    so a second run writes over the first's outputs."""
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    nodes = [helper.make_node("Cast", ["x"], ["c"], to=onnx.TensorProto.COMPLEX64),
+             helper.make_node("Exp", ["c"], ["e"]), helper.make_node("Abs", ["e"], ["y"])]  # fmt: skip
+    io = ([vi("x", np.float32, [3])], [vi("y", np.float32, [3])])
+    onnx.save(make_model(nodes, *io), zoo / "inside.onnx")
+    onnx.save(make_model([helper.make_node("Relu", ["x"], ["y"])], *io), zoo / "real.onnx")
+    for _ in range(2):
+        result = run(zoo, zoo / "out", "--target", target)
+        assert result.exit_code == 0, result.output
+
+
 def test_out_inside_in_never_writes_over_a_model_there(tmp_path, zoo_dir):
     """OUT is zoo/sub, where the user keeps a.onnx of their own: the output of zoo/a.onnx
     would go there. Refused before any work; every file stays as it was."""

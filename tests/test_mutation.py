@@ -38,8 +38,23 @@ def _changes(base: list, got: list) -> bool:
                for a, b in zip(base, got, strict=True))  # fmt: skip
 
 
-def judge(path: Path, folder: Path) -> tuple[int, list[str]]:
-    """(mutants that change an output, those default validation lets through)."""
+def _after(mutant: onnx.ModelProto, what: str) -> set[str]:
+    """The tensors of `mutant` that the mutation `what` ("kind name") reaches: the
+    changed node's outputs, or the changed initializer, and everything computed from
+    them."""
+    name = what.split(" ", 1)[1]
+    reached = {name} | {
+        o for n in mutant.graph.node if name in (n.name, n.op_type) for o in n.output
+    }
+    for node in mutant.graph.node:  # in order: what a reached value feeds is reached
+        if reached.intersection(node.input):
+            reached.update(node.output)
+    return reached
+
+
+def judge(path: Path, folder: Path) -> tuple[int, list[str], list[str]]:
+    """(mutants that change an output, those default validation lets through, those it
+    catches but whose failure names no value at or after the mutation)."""
     out = folder / "converted.onnx"
     inputs, expected = siblings(path)
     result = convert_file(path, out, files=Files(inputs=inputs, expected=expected))
@@ -48,7 +63,7 @@ def judge(path: Path, folder: Path) -> tuple[int, list[str]]:
     feeds, _ = load_saved(str(inputs), result.report.normalized or onnx.load(path))
     packed = {k: pack(v) if np.iscomplexobj(v) else v for k, v in feeds.items()}
     base = run_onnxruntime(model, packed)
-    changing, escaped = 0, []
+    changing, escaped, untraced = 0, [], []
     for what, mutant in mutants(model):
         try:
             got = run_onnxruntime(mutant, packed)
@@ -58,27 +73,37 @@ def judge(path: Path, folder: Path) -> tuple[int, list[str]]:
             continue
         changing += 1
         onnx.save(mutant, folder / "mutant.onnx")
-        if verify_file(path, folder / "mutant.onnx").ok:
+        verdict = verify_file(path, folder / "mutant.onnx")
+        if verdict.ok:
             escaped.append(what)
-    return changing, escaped
+            continue
+        departures = [v.departure for v in verdict.validations if v.departure is not None]
+        if not any(set(d.tensors) & _after(mutant, what) for d in departures):
+            untraced.append(f"{what}: {departures[0].describe() if departures else 'none'}")
+    return changing, escaped, untraced
 
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_default_validation_catches_every_mutant_of_a_sample(name, tmp_path):
-    changing, escaped = judge(CORPUS / f"{name}.onnx", tmp_path)
+    """And each failure names where it starts: the value the mutated node computes, or
+    one after it (`validate.trace`)."""
+    changing, escaped, untraced = judge(CORPUS / f"{name}.onnx", tmp_path)
     assert changing >= 3, "too few mutants change the outputs to judge"
     assert escaped == []
+    assert untraced == []
 
 
 @pytest.mark.skipif(os.environ.get("MUTANTS") != "all", reason="`make fuzz` runs it (MUTANTS=all)")
 def test_default_validation_catches_the_bar_of_every_models_mutants(tmp_path):
-    changing, escaped = 0, []
+    changing, escaped, lost = 0, [], []
     for path in sorted(CORPUS.glob("*/*.onnx")):
         if siblings(path)[0] is None or not convert_file(path, tmp_path / "c.onnx").report.changed:
             continue
-        n, missed = judge(path, tmp_path)
+        n, missed, untraced = judge(path, tmp_path)
         changing += n
         escaped += [f"{path.relative_to(CORPUS)}: {m}" for m in missed]
+        lost += [f"{path.relative_to(CORPUS)}: {m}" for m in untraced]
     caught = 1 - len(escaped) / changing
     print(f"\ncaught {changing - len(escaped)} of {changing} mutants ({caught:.1%})")
     assert caught >= BAR, "\n".join(escaped)
+    assert lost == [], "\n".join(lost)

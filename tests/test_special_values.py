@@ -11,13 +11,15 @@ lost tiny part fails; infinities and NaNs must match part by part.
 import numpy as np
 import onnx
 import pytest
-from helpers import init, make_model, single, vi
+from helpers import init, make_model, run_ort, single, vi
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 from onnx.reference.ops.op_reduce_log_sum_exp import compute_log_sum_exp
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.dtypes import onnx_of
+from onnx_decomplex.reference import evaluator
 from onnx_decomplex.rules.unary import FUNCTIONS
 
 RTOL = {np.complex64: 1e-4, np.complex128: 1e-9}
@@ -245,3 +247,113 @@ def test_sqrt_and_log_of_infinite_parts(cdtype):
     values = np.array(values, cdtype)
     for op in ("Sqrt", "Log"):
         check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)
+
+
+def _both_sides_of_every_cut(cdtype) -> np.ndarray:
+    """Every (x, y) of a grid of magnitudes on and off both axes, each part of either
+    sign: the real axis past +-1 (asin, acos, atanh), the imaginary axis past +-i (asinh,
+    atan), the negative real axis (log, sqrt) and the real axis below 1 (acosh), each
+    approached from both sides by the sign of a zero part, up to 1e20, whose square
+    overflows float32."""
+    magnitudes = [0.0, 0.3, 0.5, 1.0, 1.5, 2.0, 3.0, 7.0, 1e20]
+    return np.array(
+        [complex(sx * x, sy * y) for x in magnitudes for y in magnitudes
+         for sx in (1, -1) for sy in (1, -1)],
+        dtype=cdtype,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("op", sorted(FUNCTIONS))
+def test_signed_zeros_of_each_function_match_numpy(op, cdtype):
+    """Where numpy's result has a zero part, the rewrite's is the same zero, sign and
+    all: the sign picks the side of a cut where the result feeds another function
+    (acos(atan(x + 0i)) is the conjugate of acos(atan(x - 0i)))."""
+    values = _both_sides_of_every_cut(cdtype)
+    model = single(op, cdtype, shape=[len(values)])
+    with np.errstate(all="ignore"):
+        expected = ReferenceEvaluator(model).run(None, {"a": values})[0]
+    out, _ = decomplex(model)
+    real = values.real.dtype
+    (got,) = run_ort(out, {"a": np.stack([values.real, values.imag], -1).astype(real)})
+    for k, part in enumerate(("real", "imaginary")):
+        want = expected.imag if k else expected.real
+        zero = want == 0
+        assert np.all(got[..., k][zero] == 0), f"{op}: a zero {part} part is not zero"
+        wrong = zero & (np.signbit(got[..., k]) != np.signbit(want))
+        assert not wrong.any(), f"{op} {part} part's zero sign differs at {values[wrong]}"
+
+
+def _overflowing_rows(cdtype, rows: int, width: int) -> np.ndarray:
+    """Rows whose products overflow, meet 0 times inf, or pass near the largest float:
+    each element a random pick of 0, +-inf, the largest floats, 1e20, the least normal,
+    and ordinary values."""
+    real = np.finfo(np.dtype(cdtype).char.lower())
+    pool = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 0.9 * float(real.max), -0.9 * float(real.max),
+            float(real.tiny), 1e20, 1e-30, np.inf, -np.inf]  # fmt: skip
+    rng = np.random.default_rng(7)
+    re, im = (rng.choice(pool, size=(rows, width)) for _ in range(2))
+    ordinary = rng.random((rows, width)) < 0.4
+    re[ordinary], im[ordinary] = (rng.standard_normal(ordinary.sum()) for _ in range(2))
+    z = np.empty((rows, width), cdtype)
+    z.real, z.imag = re, im
+    return z
+
+
+@pytest.mark.parametrize("width", [3, 20], ids=["written out", "loop"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_a_product_overflows_as_numpys(cdtype, width, dynamic):
+    """ReduceProd is numpy's fold from 1 + 0i: a finite product whose modulus overflows
+    (1.7e308 - 1.7e308i), an overflow later multiplied by 0 (NaN on both sides) and a
+    0 before it (0) all come out as numpy's. Then Abs, Cast and Sub, as the fuzzer's
+    graph has them."""
+    z = _overflowing_rows(cdtype, 400, width)
+    real = z.real.dtype
+    nodes = [helper.make_node("ReduceProd", ["a", "axes"], ["p"], keepdims=0),
+             helper.make_node("Abs", ["p"], ["m"]),
+             helper.make_node("Cast", ["m"], ["c"], to=onnx_of(cdtype)),
+             helper.make_node("Sub", ["k", "c"], ["d"])]  # fmt: skip
+    dims = ["rows", "width"] if dynamic else list(z.shape)
+    inits = [init("axes", np.array([1], np.int64)), init("k", np.array(0.5 + 0.25j, cdtype))]
+    outputs = [vi("p", cdtype, None), vi("d", cdtype, None)]
+    m = make_model(nodes, [vi("a", cdtype, dims)], outputs, inits)
+    with np.errstate(all="ignore"):
+        expected = evaluator(m).run(None, {"a": z})
+    out, _ = decomplex(m)
+    got = run_ort(out, {"a": np.stack([z.real, z.imag], -1).astype(real)})
+    for want, have in zip(expected, got, strict=True):
+        for part, w in ((have[..., 0], want.real), (have[..., 1], want.imag)):
+            np.testing.assert_array_equal(np.isnan(part), np.isnan(w))
+            np.testing.assert_array_equal(np.isinf(part), np.isinf(w))
+            finite = np.isfinite(w)
+            np.testing.assert_allclose(part[finite], w[finite], rtol=RTOL[cdtype], atol=0)
+
+
+def test_the_log_of_a_sum_of_negative_zeros_is_the_references(cdtype):
+    """Sum(x, x) at x = -0 + 0i: the reference's sum starts from 0, so it is +0 + 0i, whose
+    log has angle 0 (not pi, which -0 + 0i would give)."""
+    nodes = [helper.make_node("Sum", ["a", "a"], ["s"]), helper.make_node("Log", ["s"], ["y"])]
+    m = make_model(nodes, [vi("a", cdtype, [4])], [vi("y", cdtype, [4])])
+    values = np.array([complex(-0.0, 0.0), complex(-0.0, -0.0), 1 + 1j, complex(-2, -0.0)], cdtype)
+    with np.errstate(all="ignore"):
+        expected = evaluator(m).run(None, {"a": values})[0]
+    out, _ = decomplex(m)
+    (got,) = run_ort(out, {"a": np.stack([values.real, values.imag], -1)})
+    np.testing.assert_allclose(got[..., 1], expected.imag, rtol=RTOL[cdtype])
+    np.testing.assert_array_equal(got[..., 1] == 0, expected.imag == 0)
+
+
+@pytest.mark.parametrize("op", ["Atan", "Atanh"])
+def test_atan_and_atanh_at_infinite_parts(op, cdtype):
+    """atan(+-inf + iy) = +-pi/2 + 0i and atanh(+-inf + iy) = +-0 + i pi/2, as numpy's,
+    signed zeros included: not the 3 pi / 8 an angle of (-inf, inf) would give."""
+    magnitudes = [0.0, 0.5, 2.0, 1e20, np.inf]
+    values = np.array([complex(sx * x, sy * y) for x in magnitudes for y in magnitudes
+                       for sx in (1, -1) for sy in (1, -1)], cdtype)  # fmt: skip
+    model = single(op, cdtype, shape=[len(values)])
+    with np.errstate(all="ignore"):
+        expected = ReferenceEvaluator(model).run(None, {"a": values})[0]
+    (got,) = run_ort(decomplex(model)[0], {"a": np.stack([values.real, values.imag], -1)})
+    for k, want in enumerate((expected.real, expected.imag)):
+        np.testing.assert_allclose(got[..., k], want, rtol=RTOL[cdtype], atol=0)
+        zero = want == 0
+        np.testing.assert_array_equal(np.signbit(got[..., k][zero]), np.signbit(want[zero]))

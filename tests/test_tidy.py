@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from conftest import not_peers
+from conftest import not_peers, weighed
 from helpers import assert_rewrites, init, make_model, vi
 from onnx import helper, numpy_helper
 
@@ -39,8 +39,7 @@ def _holds_subgraphs(model: onnx.ModelProto) -> bool:
 
 @pytest.mark.parametrize(
     "path",
-    not_peers(sorted(FIXTURES.glob("**/*.onnx"))),
-    ids=lambda p: str(p.relative_to(FIXTURES)),
+    weighed(not_peers(sorted(FIXTURES.glob("**/*.onnx"))), lambda p: str(p.relative_to(FIXTURES))),
 )
 def test_no_fixture_leaves_an_identity_or_a_reshape_chain(path):
     model = onnx.load(path)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import onnx
 import pytest
-from conftest import not_peers
+from conftest import not_peers, weighed
 from mutants import mutants
 
 from onnx_decomplex.pipeline import convert_file, verify_file
@@ -26,9 +26,9 @@ def _alone(path: Path, folder: Path):
 
 @pytest.mark.parametrize(
     "path",
-    [pytest.param(p, id=str(p.relative_to(ROOT_FIXTURES)))
-     for p in not_peers(sorted(ROOT_FIXTURES.glob("**/*.onnx")))
-     if str(p.relative_to(ROOT_FIXTURES)) not in REFUSED_ALONE],
+    weighed([p for p in not_peers(sorted(ROOT_FIXTURES.glob("**/*.onnx")))
+             if str(p.relative_to(ROOT_FIXTURES)) not in REFUSED_ALONE],
+            lambda p: str(p.relative_to(ROOT_FIXTURES))),
 )  # fmt: skip
 def test_every_fixture_given_alone_passes_default_validation(path, tmp_path):
     result = _alone(path, tmp_path)

@@ -37,6 +37,7 @@ def run(state: State, options: Options) -> State:
         streamed=state.streamed,
     )
     report.emitted, report.explanations = ctx.emitted, ctx.explanations
+    state.held = ctx.forms.held()
     return state
 
 

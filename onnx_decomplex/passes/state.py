@@ -141,6 +141,9 @@ class State:
         transaction: The files staged by this run, for a file run.
         staged: The output's temporary path, once staged.
         result: The outcome of a file run.
+        held: The tensors that hold each complex value, once rewritten (`Forms.held`); a
+            validation that fails traces its values by them. For a conversion made
+            elsewhere (`verify`), a callable that rewrites the original again for them.
     """
 
     options: Options
@@ -167,6 +170,7 @@ class State:
     transaction: Transaction | None = None
     staged: Path | None = None
     result: FileResult | None = None
+    held: object = None
     start: float = field(default_factory=time.perf_counter)
 
     @property

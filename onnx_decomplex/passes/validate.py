@@ -9,6 +9,7 @@ compared only with its framework's outputs (or when an engine is built from it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from onnx.external_data_helper import load_external_data_for_model
@@ -31,6 +32,7 @@ from ..validate import (
     resolve_shapes,
     validate,
 )
+from ..validate.trace import Rewrite
 from .state import State
 
 
@@ -77,7 +79,7 @@ def _compare(state: State, options: Options) -> None:
     runtime, note = choose_runtime(settings.runtime, options.target.chosen.runtime)
     # What both comparisons share, one time limit included.
     common = Settings(atol=atol, rtol=rtol, providers=settings.providers, runtime=runtime,
-                      timeout=Deadline(settings.timeout))  # fmt: skip
+                      timeout=Deadline(settings.timeout), rewrite=_rewrite(state))  # fmt: skip
     if not state.passed_through or state.engine is not None:
         result.validation = validate(original, staged, feeds, common, expected=expected)
     if files.expected is not None:
@@ -93,6 +95,16 @@ def _compare(state: State, options: Options) -> None:
         write_atomic(Path(files.save_outputs), npz_bytes(replay_outputs(compared)))
         result.saved.append(Path(files.save_outputs))
     result.tolerances = atol, rtol
+
+
+def _rewrite(state: State) -> Rewrite | Callable[[], Rewrite | None] | None:
+    """What the rewrite recorded, for a failure's trace: this run's, or (a conversion
+    made elsewhere) a callable that makes it again."""
+    if callable(state.held):
+        return state.held
+    if state.held is None:
+        return None
+    return Rewrite(state.held, state.report.explanations)
 
 
 def _check_weights_fit(model, folder: Path) -> None:

@@ -13,7 +13,7 @@
     Neg(z)     -> (-zr, -zi)               # also Neg on the packed layout
     Div(z, w)  -> z conj(c) / |c|^2 / s, c = w / s, s = max(|wr|, |wi|)   # w constant, not 0: z times 1/w, made in numpy
     Div(z, r)  -> (zr / r, zi / r)
-    Sum, Mean  -> the op on the packed tensors, or on each part
+    Sum, Mean  -> the op on the packed tensors, or on each part; a -0 Sum is +0, as the reference's
     Pow(z, n)  -> repeated squaring         # n a constant integer
     Pow(z, p)  -> |z|^p (cos p arg z, sin p arg z)
     Pow(z, w)  -> exp(w log z)             # w complex
@@ -197,10 +197,14 @@ def div(ctx, node):
         ctx.explain("real over complex: (r + 0i) / w, w scaled by its larger part")
 
 
-def _sum_or_mean(ctx, op: str, ins):
+def _sum_or_mean(ctx, op: str, ins, dtype):
+    """The op on real operands. The reference's Sum is Python's sum, which starts from
+    0: a -0 total is +0 there (-0 + -0 + 0), so the rewrite's is too, where a log's cut
+    would turn the sign into +-pi."""
     if ort_lacks_float64(op, ctx.work_dtype):
         return ctx.div(ctx.emit("Sum", ins), np.array(len(ins), np.float64))
-    return ctx.emit(op, ins)
+    out = ctx.emit(op, ins)
+    return cmath.plus_zero(ctx, out, dtype) if op == "Sum" else out
 
 
 @rule("Sum", "Mean")
@@ -210,12 +214,12 @@ def sum_mean(ctx, node):
     runtime_real = [t for t in node.inputs if not ctx.is_complex(t) and ctx.constant(t) is None]
     if ctx.prefers_pair(*node.inputs) or runtime_real:
         pairs = [ctx.as_pair(t, dtype, full=True) for t in node.inputs]
-        re, im = (_sum_or_mean(ctx, node.op, [p[k] for p in pairs]) for k in (0, 1))
+        re, im = (_sum_or_mean(ctx, node.op, [p[k] for p in pairs], dtype) for k in (0, 1))
         ctx.set_pair(y, re, im)
         ctx.explain(f"{node.op} of each part")
         return
     # Both ops broadcast, and act on each part alike.
-    out = _sum_or_mean(ctx, node.op, [ctx.as_packed(t, dtype) for t in node.inputs])
+    out = _sum_or_mean(ctx, node.op, [ctx.as_packed(t, dtype) for t in node.inputs], dtype)
     ctx.set_packed(y, out)
     ctx.explain(f"{node.op} of the packed tensors")
 

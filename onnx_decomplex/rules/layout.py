@@ -209,7 +209,7 @@ def where(ctx, node):
     dtype = ctx.real_dtype(node.outputs[0])
     value = ctx.constant(cond)
     c = np.expand_dims(value, -1) if value is not None else ctx.unsqueeze(cond, [-1])
-    out = ctx.emit("Where", [c, ctx.as_packed(a, dtype), ctx.as_packed(b, dtype)])
+    out = ctx.where(c, ctx.as_packed(a, dtype), ctx.as_packed(b, dtype))
     ctx.set_packed(node.outputs[0], out)
     ctx.explain("condition unsqueezed onto the packed tensors")
 

@@ -6,13 +6,14 @@
     ReduceL2(z)              -> sqrt(ReduceSum(z^2))           # the reference's own formula
     ReduceLogSum(z)          -> log(ReduceSum(z))
     ReduceLogSumExp(z)       -> log(ReduceSum(exp(z - m))) + m, m the lexicographic max
-    ReduceProd(z)            -> ReduceProd(|z|) e^(i ReduceSum(arg z))
+    ReduceProd(z)            -> (1 + 0i) z_0 z_1 ... in numpy's order   # a Loop past 8 elements
     Softmax(z)               -> e^(z - m) / ReduceSum(e^(z - m)),  m = ReduceMax(Re z)
     LogSoftmax(z)            -> (Re (z - m) - log|S|, wrap(Im (z - m) - arg S)),  S = ReduceSum(e^(z - m)),
                                 m the lexicographic max
 
-ReduceProd is a true complex product: moduli multiply and angles add. Taking it
-channel-wise on the packed tensor would multiply real parts with real parts.
+ReduceProd is a true complex product, taken as numpy takes it: from 1 + 0i, times each
+element in turn, so that its overflows and its NaNs (0 times inf) are numpy's. Taking
+it channel-wise on the packed tensor would multiply real parts with real parts.
 
 ReduceL2 follows the reference evaluator (and the ONNX formula sqrt(sum(x^2))),
 which on complex input is not the norm sqrt(sum |z|^2); see docs/rewrite.md (Meaning).
@@ -33,8 +34,11 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
 
 from .. import cmath
+from ..dtypes import onnx_of
 from .common import node_axes, shift_axes, shift_axes_input
 from .registry import rule
 
@@ -163,15 +167,115 @@ def log_sum_exp(ctx, node):
     ctx.explain("log-sum-exp shifted by the lexicographic maximum, as the reference")
 
 
+UNROLLED_UP_TO = 8
+"""A ReduceProd over at most this many elements (static) is written out, one complex
+product an element; over more, or a count known only at run time, it is a Loop."""
+
+
+def _reduced_axes(ctx, node) -> list[int] | None:
+    """The axes `node` reduces, each in [0, rank); None where they or the rank are known
+    only at run time."""
+    kind, axes = node_axes(ctx, node)
+    rank = ctx.rank(node.inputs[0])
+    if kind == "tensor" or rank is None:
+        return None
+    if kind == "none" or not axes:
+        return [] if int(node.attrs.get("noop_with_empty_axes", 0)) else list(range(rank))
+    return sorted({int(a) % rank for a in axes})
+
+
+def _zeros(ctx, rows, dtype):
+    """Zeros of the shape of one row of the [L, R] `rows`."""
+    shape = ctx.emit("Shape", [rows])
+    width = ctx.emit("Slice", [shape, np.array([1], np.int64), np.array([2], np.int64)])
+    zero = onnx.helper.make_tensor("value", onnx_of(dtype), [1], [0])
+    return ctx.emit("ConstantOfShape", [width], {"value": zero})
+
+
+def _fold(ctx, rows, count, dtype):
+    """(1 + 0i) z_0 z_1 ... z_{count-1}, each product numpy's four-product formula in
+    turn, where z_k is row k of the [L, R] parts `rows`: written out for a static
+    `count` up to UNROLLED_UP_TO, else a Loop over the rows."""
+    re, im = rows
+    if isinstance(count, int) and count <= UNROLLED_UP_TO:
+        acc = None
+        for k in range(count):
+            at = np.array(k, np.int64)
+            z = tuple(ctx.emit("Gather", [p, at], {"axis": 0}) for p in (re, im))
+            acc = cmath.one_times(ctx, z, dtype) if acc is None else cmath.mul(ctx, acc, z)
+        if acc is None:  # a product of nothing
+            zeros = _zeros(ctx, re, dtype)
+            return ctx.emit("Add", [zeros, np.ones((), dtype)]), zeros
+        return acc
+    return _fold_loop(ctx, rows, dtype)
+
+
+def _fold_loop(ctx, rows, dtype):
+    """The fold as a Loop: its body takes row `i` of each part (read from the enclosing
+    graph) and multiplies it into the running product, from (1, 0)."""
+    re, im = rows
+    zeros = _zeros(ctx, re, dtype)
+    start = (ctx.emit("Add", [zeros, np.ones((), dtype)]), zeros)
+    count = ctx.emit("Gather", [ctx.emit("Shape", [re]), np.array(0, np.int64)])
+    body = gs.Graph(name=ctx.unique(f"{ctx.node.name}_rows"))
+    i = gs.Variable(ctx.unique("i"), np.int64, [])
+    go = gs.Variable(ctx.unique("go"), np.bool_, [])
+    acc = [gs.Variable(ctx.unique(f"acc_{r}"), dtype, None) for r in "ri"]
+    body.inputs = [i, go, *acc]
+    ops = ctx.body_ops(body)
+    z = tuple(ops.emit("Gather", [p, i], {"axis": 0}) for p in (re, im))
+    out = cmath.mul(ops, tuple(acc), z)
+    kept = ops.emit("Identity", [go])
+    body.outputs = [kept, *(ops.emit("Identity", [p]) for p in out)]
+    for t in body.outputs:
+        t.dtype = np.bool_ if t is kept else dtype
+    return ctx.emit("Loop", [count, np.array(True), *start], {"body": body}, outputs=2)
+
+
 @rule("ReduceProd")
 def prod(ctx, node):
-    y = node.outputs[0]
+    """numpy's product, (1 + 0i) times each element in turn (the reduced axes in C
+    order), each product by the four-product formula: where a product overflows, or
+    0 meets inf, the rewrite gives numpy's inf, NaN or finite value, which a product of
+    moduli times e^(i sum of angles) does not (|z1 z2| may overflow where both parts of
+    z1 z2 do not). Axes given at run time keep that polar form."""
+    x, y = node.inputs[0], node.outputs[0]
     dtype = ctx.real_dtype(y)
-    pair = ctx.pair(node.inputs[0])
-    modulus = _reduce(ctx, node, "ReduceProd", cmath.absolute(ctx, pair))
-    theta = _reduce(ctx, node, "ReduceSum", cmath.angle(ctx, pair, dtype))
-    ctx.set_pair(y, *cmath.mul_real(ctx, (ctx.cos(theta), ctx.sin(theta)), modulus))
-    ctx.explain("product of moduli times e^(i sum of angles)")
+    pair = ctx.pair(x)
+    axes = _reduced_axes(ctx, node)
+    if axes is None:
+        modulus = _reduce(ctx, node, "ReduceProd", cmath.absolute(ctx, pair))
+        theta = _reduce(ctx, node, "ReduceSum", cmath.angle(ctx, pair, dtype))
+        ctx.set_pair(y, *cmath.mul_real(ctx, (ctx.cos(theta), ctx.sin(theta)), modulus))
+        ctx.explain("axes given at run time: product of moduli times e^(i sum of angles)")
+        return
+    if not axes:  # the value itself, or a rank-0 value's product: (1 + 0i) z
+        noop = int(node.attrs.get("noop_with_empty_axes", 0))
+        ctx.set_pair(y, *(pair if noop else cmath.one_times(ctx, pair, dtype)))
+        ctx.explain("no axis to reduce")
+        return
+    rank, shape = ctx.rank(x), ctx.shape(x)
+    kept = [a for a in range(rank) if a not in axes]
+    perm = axes + kept
+    rows = []
+    for p in pair:
+        if perm != list(range(rank)):
+            p = ctx.emit("Transpose", [p], {"perm": perm})
+        rows.append(ctx.emit("Flatten", [p], {"axis": len(axes)}))
+    dims = [shape[a] for a in axes]
+    count = int(np.prod(dims)) if all(isinstance(d, int) for d in dims) else None
+    out = _fold(ctx, rows, count, dtype)
+    rest = [shape[a] for a in kept]
+    if all(isinstance(d, int) for d in rest):
+        target = np.array(rest, np.int64)
+    else:
+        target = ctx.emit("Gather", [ctx.emit("Shape", [pair[0]]), np.array(kept, np.int64)])
+    out = [ctx.emit("Reshape", [p, target]) for p in out]
+    if int(node.attrs.get("keepdims", 1)):
+        out = [ctx.unsqueeze(p, axes) for p in out]
+    ctx.set_pair(y, *out)
+    how = "written out" if count is not None and count <= UNROLLED_UP_TO else "a Loop"
+    ctx.explain(f"numpy's product from 1 + 0i, one element at a time ({how})")
 
 
 def _softmax_axis(node, opset: int) -> int:

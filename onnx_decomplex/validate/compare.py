@@ -20,6 +20,7 @@ from .precision import judge_failures
 from .results import ValidationResult
 from .runners import Deadline, run_onnxruntime, run_openvino, run_reference
 from .settings import Settings
+from .trace import first_departure
 
 
 def validate(
@@ -79,9 +80,37 @@ def validate(
         # judged too, and tell which elements depend on them.
         plain = without_edges(inputs, placed, settings.seed)
         judge_without_edges(
-            result, validate(original, rewritten, plain, settings, timeout=deadline)
+            result, validate(original, rewritten, plain, settings, timeout=deadline, trace=False)
         )
+    if not result.passed and _traceable(rewritten, settings):
+        # Without edge values first: there, a value that departs is a wrong number, not
+        # an overflow that both sides take their own way.
+        runs = [without_edges(inputs, placed, settings.seed), inputs] if placed else [inputs]
+        model = rewritten if isinstance(rewritten, onnx.ModelProto) else _loaded(rewritten)
+        for feeds in runs:
+            result.departure = first_departure(
+                original, model, feeds, settings.atol, settings.rtol, settings.rewrite,
+                deadline.left(),
+            )  # fmt: skip
+            if result.departure is not None:
+                break
     return result
+
+
+def _traceable(rewritten, settings: Settings) -> bool:
+    """Whether a failure can be traced: the rewrite runs in onnxruntime against the
+    reference, at a tolerance."""
+    return (
+        settings.trace and settings.own_reference and settings.runner is None
+        and settings.runtime == "onnxruntime" and rewritten is not None
+        and bool(settings.atol or settings.rtol)
+    )  # fmt: skip
+
+
+def _loaded(rewritten: str | Path | bytes) -> onnx.ModelProto:
+    if isinstance(rewritten, bytes):
+        return onnx.load_from_string(rewritten)
+    return onnx.load(str(rewritten))
 
 
 def _feeds(

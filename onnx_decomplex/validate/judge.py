@@ -43,7 +43,7 @@ def compare_output(
     odd = ~np.isfinite(expected)
     if np.any(odd) and not _same_non_finite(expected[odd], actual[odd], atol, rtol):
         return OutputResult(name, False, np.inf, np.inf, "infinities or NaNs differ", np.inf)
-    diff, rel, share = _errors(np.where(odd, 0, expected), np.where(odd, 0, actual), atol, rtol)
+    diff, rel, share = errors(np.where(odd, 0, expected), np.where(odd, 0, actual), atol, rtol)
     ok = bool(np.all(share <= 1))
     if diff.size == 0:
         return OutputResult(name, ok, 0.0, 0.0)
@@ -69,7 +69,7 @@ def judge_without_edges(result: ValidationResult, plain: ValidationResult) -> No
             a = unpack(a)
         if e.dtype.kind not in "fc" or a.shape != e.shape or q.shape != e.shape:
             continue
-        diff, rel, share = _errors(e, a, result.atol, result.rtol)
+        diff, rel, share = errors(e, a, result.atol, result.rtol)
         edge = _moved(e, q)
         ordinary = ~edge & np.isfinite(e)
         o.edges = EdgeSplit(
@@ -78,6 +78,7 @@ def judge_without_edges(result: ValidationResult, plain: ValidationResult) -> No
             not_finite=int((edge & ~np.isfinite(e)).sum()),
             ordinary_max_rel=float(np.max(rel[ordinary], initial=0.0)),
             ordinary_max_tol=float(np.max(share[ordinary], initial=0.0)),
+            ordinary=int(ordinary.sum()),
         )
 
 
@@ -93,17 +94,26 @@ def _same_non_finite(expected, actual, atol: float, rtol: float) -> bool:
     return True
 
 
-def _errors(expected, actual, atol: float, rtol: float) -> tuple[np.ndarray, ...]:
+def errors(expected, actual, atol: float, rtol: float) -> tuple[np.ndarray, ...]:
     """Per element: |expected - actual|, that over |expected| and that over the tolerance
-    atol + rtol |expected| (0 for both where they are equal)."""
+    atol + rtol |expected|: 0 for both where they are equal part by part (the same
+    infinity, NaN beside NaN), inf where they differ by a NaN or an infinity."""
+    expected = np.asarray(expected)
     with np.errstate(divide="ignore", invalid="ignore"):
-        diff = np.abs(np.asarray(expected).astype(np.complex128) - actual)
+        diff = np.abs(expected.astype(np.complex128) - actual)
         scale = np.abs(expected)
-        rel = np.where(diff == 0, 0.0, diff / scale)
-        share = np.where(diff == 0, 0.0, diff / (atol + rtol * scale))
+        same = _moved(expected, actual) == 0
+        rel = np.where(same, 0.0, np.nan_to_num(diff / scale, nan=np.inf))
+        share = np.where(same, 0.0, np.nan_to_num(diff / (atol + rtol * scale), nan=np.inf))
     return diff, rel, share
 
 
 def _moved(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Where `a` and `b` differ, NaN counting as equal to NaN."""
-    return ~((a == b) | (np.isnan(a) & np.isnan(b)))
+    """Where `a` and `b` differ, part by part, NaN counting as equal to NaN."""
+    a, b = np.asarray(a), np.asarray(b)
+    parts = (np.real, np.imag) if np.iscomplexobj(a) or np.iscomplexobj(b) else (np.asarray,)
+    same = np.ones(np.broadcast(a, b).shape, bool)
+    for part in parts:
+        x, y = part(a), part(b)
+        same &= (x == y) | (np.isnan(x) & np.isnan(y))
+    return ~same

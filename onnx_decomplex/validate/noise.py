@@ -48,9 +48,13 @@ FACTOR = 4.0
 
 ACCUMULATING = frozenset(
     {"MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "CumSum", "DFT", "STFT",
-     "ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare"}
+     "ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceL2", "Sum", "Mean"}
 )  # fmt: skip
-"""Ops whose output is a sum: its rounding is relative to the terms, not the sum."""
+"""Ops whose output is a sum: its rounding is relative to the terms, not the sum. Each
+run on its operands' absolute values gives the terms' size (ReduceL2: sqrt(sum |x|^2),
+which bounds |sqrt(sum x^2)|). Softmax, LogSoftmax and ReduceLogSumExp sum too, but
+their terms are exponentials of the operands, which that run does not give: they are
+not here."""
 
 TRANSFORMS = frozenset({"DFT", "STFT"})
 """Sums whose bins each take a whole transform's (or frame's) terms."""

@@ -118,17 +118,23 @@ def judge_failures(
     except DecomplexError:
         return  # the float64 reading cannot run: the failure stands as it is
 
-    unmeasured = []  # why float32's noise floor could not be measured, once asked for
+    unmeasured = []  # why the noise floor could not be measured, once asked for
+    # The roundoff of the narrowest float the failed outputs are computed in: float16's
+    # unit is 8192 times float32's.
+    narrow = [_precision(e) for o, e in zip(result.outputs, result.expected, strict=True)
+              if not o.passed and e.dtype.kind in "fc"]  # fmt: skip
+    eps = max((float(np.finfo(d).eps) for d in narrow), default=float(np.finfo(np.float32).eps))
+    name = np.dtype(min(narrow, key=lambda d: np.dtype(d).itemsize, default=np.float32)).name
 
     @functools.cache
     def floors() -> list[np.ndarray] | None:
         try:
-            with deadline.stage("the reference evaluator, perturbed at float32's roundoff"):
-                return noise.floors(wide, feeds, truth, timeout=deadline.left())
+            with deadline.stage(f"the reference evaluator, perturbed at {name}'s roundoff"):
+                return noise.floors(wide, feeds, truth, eps=eps, timeout=deadline.left())
         except ValidationTimeout:
             raise
         except Exception as e:  # a node the perturbation cannot run: no floor excuses anything
-            unmeasured.append(f"float32's noise floor not measured: {e}")
+            unmeasured.append(f"{name}'s noise floor not measured: {e}")
             return None
 
     for i, (o, e, a, t) in enumerate(

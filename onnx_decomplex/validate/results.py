@@ -56,8 +56,11 @@ class EdgeSplit:
         max_tol: Their worst error as a share of the tolerance.
         not_finite: How many of them float32 (the model's own precision) holds as an
             infinity or a NaN.
-        ordinary_max_rel: The largest relative error on the other elements.
+        ordinary_max_rel: The largest relative error on the other elements (0 where
+            there are none).
         ordinary_max_tol: Their worst error as a share of the tolerance.
+        ordinary: How many other, finite elements there are: 0 where every element
+            depends on an edge value, and the two errors above describe none.
     """
 
     elements: int
@@ -65,6 +68,34 @@ class EdgeSplit:
     not_finite: int
     ordinary_max_rel: float
     ordinary_max_tol: float
+    ordinary: int | None = None
+
+
+@dataclass
+class Departure:
+    """The first value of the original graph whose counterpart in the rewrite departs
+    from the reference, where an output failed (`trace.first_departure`).
+
+    Attributes:
+        node: The original node that computes it.
+        op: Its op type.
+        value: The value.
+        max_tol: Its worst error as a share of the tolerance.
+        rule: What the rewrite did for that node (its rule's explanation), where known.
+        tensors: The rewrite's tensors that hold it.
+    """
+
+    node: str
+    op: str
+    value: str
+    max_tol: float
+    rule: str | None = None
+    tensors: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        how = f"; rewritten as {self.rule}" if self.rule else ""
+        return (f"first departs at {self.value}, made by {self.node} ({self.op}): "
+                f"{self.max_tol:.2g} of the tolerance{how}")  # fmt: skip
 
 
 @dataclass
@@ -76,7 +107,8 @@ class ValidationResult:
     `notes` says where the reference was read against onnx.reference's own quirks
     (see `reference.quirks`); `edges` gives, per float or complex input, the flat positions
     that hold `EDGE_VALUES`; `actual` holds the rewrite's outputs as the runtime gave
-    them (complex ones packed)."""
+    them (complex ones packed); `departure`, where an output failed, the first value of
+    the original whose counterpart departs (`trace`)."""
 
     outputs: list[OutputResult] = field(default_factory=list)
     atol: float = DEFAULT_ATOL
@@ -90,6 +122,7 @@ class ValidationResult:
     notes: list[str] = field(default_factory=list)
     edges: dict[str, list[int]] = field(default_factory=dict)
     actual: list[np.ndarray] | None = field(default=None, repr=False)
+    departure: Departure | None = None
 
     @property
     def passed(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,10 @@ class Settings:
             engine, say), returning its outputs in the original's output order.
         runtime: The runtime that runs the rewrite (`RUNTIMES`): "onnxruntime", or
             "openvino" (its CPU plugin, in f32); with `runner`, what it is, for the report.
+        trace: Where an output fails, find the first value of the original whose
+            counterpart departs (`trace.first_departure`, in onnxruntime).
+        rewrite: What the rewrite recorded (`trace.Rewrite`), or a callable that makes
+            it again, for `trace`; None to match values by name.
     """
 
     atol: float = DEFAULT_ATOL
@@ -59,6 +64,8 @@ class Settings:
     reference: str | None = None
     runner: Runner | None = None
     runtime: str = "onnxruntime"
+    trace: bool = True
+    rewrite: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.runner is None and self.runtime not in RUNTIMES:

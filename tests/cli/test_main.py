@@ -337,6 +337,7 @@ def test_unvalidatable_model_leaves_nothing_unless_asked(work):
     assert result.exit_code == 0 and (out / "t.onnx").exists() and normalized.exists()
 
 
+@pytest.mark.slow
 def test_check_tensorrt_on_the_fixture_folder(tmp_path):
     """Lints every model, the real exports too. complex_relu cannot be rewritten,
     jax2onnx's cumprod export is not valid ONNX, and 102 of the peer cases are refused or

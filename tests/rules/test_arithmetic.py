@@ -35,12 +35,13 @@ ONE_TIMES = Ops(Mul=2, Add=1, Sub=1)
 """(1 + 0i) z: numpy's repeated squaring starts from 1."""
 INVERSE = Ops(Abs=2, Max=2, Cast=1, Div=6, Mul=6, Add=4, Sub=2, Equal=3, And=1, Where=2)
 """z^-1 = (1 + 0i) / z by `div`, NaN where z = 0."""
-POLAR = Ops(Abs=4, Max=4, Min=5, Less=3, Equal=3, And=1, IsInf=1, Where=4, Cast=3, Atan=1,
-                Div=4, Sqrt=1, Pow=1, Cos=1, Sin=1, Mul=9, Add=3, Sub=5)  # fmt: skip
+POLAR = Ops(Abs=4, Max=4, Min=5, Less=3, Equal=3, And=2, IsInf=4, Where=5, Cast=3, Atan=1,
+                Div=4, Sqrt=1, Pow=1, Cos=1, Sin=1, Mul=9, Add=3, Sub=5, Sign=1, Or=1)  # fmt: skip
 """z^p = |z|^p (cos p arg z, sin p arg z) for a real constant p: |z| by hypot, arg z by
 atan of the smaller part over the larger."""
-EXP_W_LOG = Ops(Abs=4, Add=5, And=1, Atan=1, Cast=3, Cos=1, Div=4, Equal=3, Exp=1, IsInf=1,
-                Less=3, Log=2, Max=4, Min=5, Mul=9, Sin=1, Sqrt=1, Sub=6, Where=8)  # fmt: skip
+EXP_W_LOG = Ops(Abs=4, Add=5, And=2, Atan=1, Cast=3, Cos=1, Div=4, Equal=3, Exp=1, IsInf=2,
+                Less=3, Log=2, Max=4, Min=5, Mul=9, Sin=1, Sqrt=1, Sub=6, Where=8,
+                Sign=1)  # fmt: skip
 """z^w = exp(w log z) for a complex constant w: log z = log|z| + i arg z, times w, then
 e^re (cos im, sin im)."""
 
@@ -268,7 +269,8 @@ def test_sum_mean(opset, cdtype, op, n, pair):
     m = single(op, cdtype, opset, inputs=names, extra=extra[: n - 1], pair=pair)
     # Packed operands: the op itself. After a pair: the op on each part, the others
     # unpacked. onnxruntime has no float64 Mean: Sum, then Div by n (none for n = 1).
-    each = Ops({op: 1})
+    # A Sum's -0 is +0 (an Equal and a Where), as the reference's sum from 0.
+    each = Ops({op: 1}) + (Ops(Equal=1, Where=1) if op == "Sum" else Ops())
     if op == "Mean" and cdtype == np.complex128:
         each = Ops(Sum=1, Div=int(n > 1))
     ops = each if not pair else PAIR_SOURCE + (n - 1) * UNPACK + each + each + PACK

@@ -31,26 +31,45 @@ ON_PARTS = {
     # sum z^2, per part
     "ReduceSumSquare": SQUARE + Ops(ReduceSum=2),
     # sum |z|, a real value typed complex: (sum, 0)
-    "ReduceL1": HYPOT + Ops(ReduceSum=1, Shape=1, ConstantOfShape=1),
+    "ReduceL1": HYPOT + Ops(IsInf=2, Or=1, Where=1, ReduceSum=1, Shape=1, ConstantOfShape=1),
     # sqrt(sum z^2)
     "ReduceL2": Ops(Abs=4, Add=6, Cast=2, Div=6, IsInf=1, Less=2, Max=4, Min=6, Mul=7,
                     ReduceSum=2, Sqrt=3, Sub=3, Where=1),
     # log(sum z)
     "ReduceLogSum": LOG + Ops(ReduceSum=2),
-    # prod z = prod |z| e^(i sum arg z)
-    "ReduceProd": Ops(Abs=4, Add=3, Atan=1, Cast=3, Cos=1, Div=4, IsInf=1, Less=3, Max=4, Min=5,
-                      Mul=8, ReduceProd=1, ReduceSum=1, Sin=1, Sqrt=1, Sub=5, Where=1),
     # m + log(sum e^(z - m)), m the lexicographic maximum (two more ReduceMax
     # without keepdims)
-    "ReduceLogSumExp": Ops(Abs=4, Add=7, Atan=1, Cast=4, Cos=1, Div=4, Equal=2, Exp=1, IsInf=1,
+    "ReduceLogSumExp": Ops(Abs=4, Add=7, Atan=1, Cast=4, Cos=1, Div=4, Equal=2, Exp=1, IsInf=2,
                            Less=3, Log=2, Max=4, Min=5, Mul=9, ReduceMax=2, ReduceSum=2, Sin=1,
-                           Sqrt=1, Sub=8, Where=2),
+                           Sqrt=1, Sub=8, Where=2, And=1, Sign=1),
 }  # fmt: skip
 """What each reduction that cannot run on the packed tensor emits on the parts of a
 complex64 value (complex128: `at`). ReduceSum and ReduceMean act on both parts alike."""
 
 
-def _reduce_ops(op, cdtype, keepdims, pair=False):
+def _prod_ops(shape, axes, keepdims) -> Ops:
+    """ReduceProd as numpy takes it (`rules.reduce.prod`): each part's reduced axes moved
+    first and flattened to [L, R] rows, (1 + 0i) times each row in turn (written out up to
+    8 rows, else a Loop), then reshaped back."""
+    rank = len(shape)
+    axes = sorted({a % rank for a in axes}) if axes else list(range(rank))
+    kept = [a for a in range(rank) if a not in axes]
+    count = int(np.prod([shape[a] for a in axes]))
+    ops = Ops(Flatten=2, Reshape=2) + (
+        Ops(Transpose=2) if axes + kept != list(range(rank)) else Ops()
+    )
+    if count <= 8:  # (1 + 0i) z_0 is two products and two sums; each z_k after, six
+        ops += Ops(Gather=2 * count, Mul=2, Sub=1, Add=1) + Ops(
+            Mul=4 * (count - 1), Sub=count - 1, Add=count - 1
+        )
+    else:  # (1, 0) as wide as a row, the row count, the Loop
+        ops += Ops(Shape=2, Slice=1, ConstantOfShape=1, Add=1, Gather=1, Loop=1)
+    return ops + (Ops(Unsqueeze=2) if keepdims else Ops())
+
+
+def _reduce_ops(op, cdtype, keepdims, pair=False, axes=None):
+    if op == "ReduceProd":
+        return at(cdtype, on_parts(_prod_ops((2, 3, 4), axes, keepdims), pair))
     if op not in ON_PARTS:
         return packed_or_parts(op, pair)
     ops = ON_PARTS[op]
@@ -82,7 +101,7 @@ def test_reduce(op, opset, cdtype, axes, keepdims, pair):
         # product (fused multiply-add) makes the real part -inf, whose exp is 0, and
         # a finite log-sum-exp; without it, as in onnxruntime, exp(x + inf i) is NaN.
         feeds = {"a": crandn(np.random.default_rng(0), (2, 3, 4), cdtype)}
-    ops = _reduce_ops(op, cdtype, keepdims, pair)
+    ops = _reduce_ops(op, cdtype, keepdims, pair, axes)
     assert_rewrites(_reduce(op, cdtype, opset, axes, keepdims, pair), ops=ops, feeds=feeds)
 
 
@@ -95,7 +114,7 @@ def test_prod_is_a_complex_product(cdtype):
     # Channel-wise it would be prod(re) + i prod(im); here (1+i)(1-i)(2i) = 4i.
     z = np.array([1 + 1j, 1 - 1j, 2j], cdtype).reshape(1, 3, 1)
     feeds = {"a": np.tile(z, (2, 1, 4))}
-    ops = _reduce_ops("ReduceProd", cdtype, 0)
+    ops = _reduce_ops("ReduceProd", cdtype, 0, axes=[1])
     assert_rewrites(_reduce("ReduceProd", cdtype, 18, [1], 0), ops=ops, feeds=feeds)
 
 
@@ -127,11 +146,11 @@ def test_softmax(op, opset, cdtype, axis):
     m = single(op, cdtype, opset, shape=(2, 2), attrs={} if axis is None else {"axis": axis})
     # e^(z - max zr) over the sum of the same: e^zr (cos zi, sin zi) and a complex division.
     ops = Ops(Add=2, Cos=1, Div=2, Equal=1, Exp=1, Mul=8, ReduceMax=1, ReduceSum=2, Sin=1,
-              Sub=2, Where=1)  # fmt: skip
+              Sub=2, Where=1, IsInf=1, And=1, Sign=1)  # fmt: skip
     if op == "LogSoftmax":  # z - m - log(sum e^(z - m)), m lexicographic, arg wrapped
-        ops = Ops(Abs=4, Add=5, Atan=1, Cast=4, Ceil=1, Cos=1, Div=5, Equal=2, Exp=1, IsInf=1,
+        ops = Ops(Abs=4, Add=5, Atan=1, Cast=4, Ceil=1, Cos=1, Div=5, Equal=2, Exp=1, IsInf=2,
                   Less=3, Log=2, Max=4, Min=5, Mul=10, ReduceMax=2, ReduceSum=2, Sin=1, Sqrt=1,
-                  Sub=12, Where=2)  # fmt: skip
+                  Sub=12, Where=2, And=1, Sign=1)  # fmt: skip
     ops = at(cdtype, on_parts(ops))
     assert_rewrites(m, ops=ops)
     # A real part of 95: without the shift, e^z overflows float32.
@@ -146,9 +165,9 @@ def test_log_softmax_of_one_element_is_exactly_zero(cdtype):
              helper.make_node("Reciprocal", ["l"], ["y"])]  # fmt: skip
     m = make_model(nodes, [vi("a", cdtype, [1])], [vi("y", cdtype, [1])])
     # LogSoftmax's ops, and the Reciprocal's two bounded divisions.
-    ops = Ops(Abs=6, Add=6, Atan=1, Cast=4, Ceil=1, Cos=1, Div=11, Equal=2, Exp=1, IsInf=1,
+    ops = Ops(Abs=6, Add=6, Atan=1, Cast=4, Ceil=1, Cos=1, Div=11, Equal=2, Exp=1, IsInf=2,
               Less=3, Log=2, Max=6, Min=5, Mul=12, Neg=1, ReduceMax=2, ReduceSum=2, Sin=1,
-              Sqrt=1, Sub=12, Where=2)  # fmt: skip
+              Sqrt=1, Sub=12, Where=2, And=1, Sign=1)  # fmt: skip
     assert_rewrites(
         m, ops=at(cdtype, on_parts(ops)), feeds={"a": np.array([0.652 + 0.4735j], cdtype)}
     )

@@ -3,6 +3,7 @@
 import numpy as np
 from helpers import make_model, vi
 from onnx import helper
+from onnx_decomplex.cli.output import output_line
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.validate import EDGE_VALUES, OutputResult, ValidationResult
@@ -149,3 +150,25 @@ def test_the_split_counts_what_edge_values_move():
                 plain)  # fmt: skip
     assert (o.edges.elements, o.edges.not_finite) == (2, 1)
     assert np.isclose(o.edges.ordinary_max_tol, 0.5)
+
+
+def test_an_infinity_on_both_sides_is_no_error():
+    """inf - inf is NaN: an edge element both sides hold as the same infinity counts as
+    no error, not NaN ("worst nan"); one side's NaN beside the other's number is inf."""
+    plain = OutputResult("y", True, 0.0, 0.0)
+    o = _judged([np.inf, -np.inf, 2.0], [np.inf, -np.inf, 2.0], True, [3.0, 5.0, 2.0], plain)
+    assert o.edges.max_tol == 0.0 and o.edges.ordinary == 1
+    o = _judged([np.nan, 1.0, 2.0], [1.0, 1.0, 2.0], False, [3.0, 5.0, 2.0], plain)
+    assert o.edges.max_tol == np.inf
+
+
+def test_a_failed_line_leads_with_what_failed():
+    """Every element depends on an edge value, and the plain inputs fail: the line says
+    so first, and says "none" for the relative error of an empty set of elements."""
+    plain = OutputResult("y", False, 0.0575, 0.01, max_tol=210.0)
+    o = _judged([1.0, 7.0], [1.0, 7.0], True, [3.0, 5.0], plain)
+    line = output_line(o)
+    assert line.startswith("FAILED y: on the same inputs without edge values, 2.1e+02 of the")
+    assert line.endswith("max rel error none on ordinary elements (each depends on an edge value)")
+    passed = output_line(OutputResult("y", True, 1e-7, 2e-7, max_tol=0.01))
+    assert passed == "PASSED y: 0.01 of the tolerance, max rel error 2e-07"

@@ -230,13 +230,15 @@ def shared(graph: onnx.GraphProto, chain: Chain) -> bool:
 
 
 def ends(chain: Chain, labels: dict) -> tuple[list, list, int] | None:
-    """x's and y's dims (`shapes.declared_dims`) and x's element type, where both have
-    a rank of at least 1 and x is a float; else None."""
+    """x's and y's dims (`shapes.declared_dims`) and their element type, where both have
+    a rank of at least 1 and are floats of one type (a Cast between them would leave the
+    product in the other); else None."""
     x, y = labels.get(chain.x), labels.get(chain.y)
     if x is None or y is None:
         return None
     x_dims, y_dims, elem = declared_dims(x), declared_dims(y), x.type.tensor_type.elem_type
-    return (x_dims, y_dims, elem) if x_dims and y_dims and elem in FLOATS else None
+    same = y.type.tensor_type.elem_type == elem
+    return (x_dims, y_dims, elem) if x_dims and y_dims and elem in FLOATS and same else None
 
 
 class Placed:
