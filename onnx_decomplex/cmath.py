@@ -707,7 +707,8 @@ def sign(ops, a, dtype):
     divisor = _Divisor(ops, big, dtype)
     root = hypot_root(ops, big, ops.min(x, y), dtype, divisor)
     # numpy's zero parts are +0 where a is 0 or has an infinite part: sign(-0 + 0i) = 0,
-    # sign(-3 + inf i) = +0 + i; beside a finite non-zero part they keep their sign.
+    # and sign(-3 + inf i) has real part +0; beside a finite non-zero part they keep their
+    # sign. (An infinite part's own quotient is NaN here, where numpy gives 1.)
     zero = _c(0, dtype)
     unsigned = ops.or_(ops.equal(big, zero), ops.isinf(big))
     parts = (ops.div(divisor.ratio(part), root) for part in (ar, ai))

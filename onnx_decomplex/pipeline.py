@@ -169,7 +169,8 @@ def decomplex(
             read are loaded; the others keep pointing at their files.
         **values: Option fields to change, by name, as `Options.of` takes them:
             `mul_strategy` ("four" real products, "gauss" (three), or "auto": four
-            for elementwise Mul, three for MatMul, Gemm and convolutions);
+            for elementwise Mul and small matrix products, three for other MatMuls,
+            Gemm and convolutions);
             `target_opset` (convert to this default-domain opset first, upgrades
             only; at 23 or newer, a complex value times a position table becomes one
             RotaryEmbedding node); `target` ("onnx": standard ops only;

@@ -84,7 +84,7 @@ class ModelRecord:
     io: list[IORow] = field(default_factory=list)
     rewrite_seconds: float = 0.0
     validate_seconds: float = 0.0
-    departure: dict | None = None
+    departure: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -243,8 +243,8 @@ def run_model(src: Path, dst: Path, rel: str, options: Options) -> ModelRecord:
         record.status = VALIDATION_FAILED
         record.message = f"{src}: validation failed for {', '.join(failed)}"
         if v is not None and v.departure is not None:
-            record.departure = asdict(v.departure)
-            record.message += f"; {v.departure.describe()}"
+            record.departure = v.departure.describe()
+            record.message += f"; {record.departure}"
     return record
 
 

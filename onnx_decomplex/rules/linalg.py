@@ -40,7 +40,7 @@ from .registry import rule
 
 SMALL_MATMUL = 16384
 """A MatMul of two runtime complex matrices with static shapes and at most this many
-multiply-adds per matrix product (32 x 32 x 16) takes four real products, not three,
+multiply-adds in all, batches counted (32 x 32 x 16) takes four real products, not three,
 where `--mul-strategy` is "auto": six nodes where Gauss's form takes eight, and where
 several are chained, the targets run each as one product of block matrices
 (`targets.common.blocks`), which doubles its multiply-adds but saves five nodes."""
@@ -52,10 +52,11 @@ def _small(ctx, a, b) -> bool:
     if ctx.constant(a) is not None or ctx.constant(b) is not None:
         return False
     shapes = [ctx.shape(t) for t in (a, b)]
-    if any(s is None or len(s) < 2 or not all(isinstance(d, int) for d in s[-2:]) for s in shapes):
+    if any(s is None or len(s) < 2 or not all(isinstance(d, int) for d in s) for s in shapes):
         return False
     (m, k), n = shapes[0][-2:], shapes[1][-1]
-    return 0 < m * k * n <= SMALL_MATMUL
+    batch = np.broadcast_shapes(tuple(shapes[0][:-2]), tuple(shapes[1][:-2]))
+    return 0 < int(np.prod(batch, dtype=np.int64)) * m * k * n <= SMALL_MATMUL
 
 
 def _bilinear(ctx, y, a, b, f, op: str):

@@ -36,14 +36,15 @@ TRANSFORMS = TargetForm(
 )
 
 
+def _editing(name: str, purpose: str, change, kind: str, every_model: bool) -> TargetForm:
+    """A form that edits the model in place (`Lowering.edit`), its edits counted as `kind`."""
+    return TargetForm(name, purpose, lambda step: step.edit(change, kind), every_model)
+
+
 def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
     """Chains affine in one real signal run as products (`common.fusion`), costing a DFT
     of length up to `matmul_up_to` as the MatMul it becomes."""
-
-    def apply(step: Lowering) -> None:
-        step.edit(lambda model: fuse(model, matmul_up_to), "affine chain")
-
-    return TargetForm(
+    return _editing(
         "affine chains",
         "a chain affine in one real signal that holds a DFT (a spectral filter, however "
         "spelled), or is long and small (an unrolled recurrence), read off the chain in "
@@ -51,7 +52,8 @@ def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
         "cheaper: a convolution over some axes as the few frequencies where it filters "
         "(`common.convolution`: a Fourier layer), else one product, or two where M has "
         "low rank. Nothing changes without onnxruntime",
-        apply,
+        lambda model: fuse(model, matmul_up_to),
+        "affine chain",
         every_model,
     )
 
@@ -59,18 +61,15 @@ def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
 def block_products(every_model: bool = False) -> TargetForm:
     """Complex matrix products written on parts as products of real block matrices
     (`common.blocks`)."""
-
-    def apply(step: Lowering) -> None:
-        step.edit(blocks, "block products")
-
-    return TargetForm(
+    return _editing(
         "block products",
         "a run of complex matrix products written on their parts (four real MatMuls and "
         "two sums each, as jax2onnx writes them) and of sums of their parts, as one real "
         "MatMul or sum each on the block matrices [[re, -im], [im, re]], where the "
         "products are small enough that the nodes' dispatch costs more than the doubled "
         "multiply-adds",
-        apply,
+        blocks,
+        "block products",
         every_model,
     )
 
@@ -78,17 +77,14 @@ def block_products(every_model: bool = False) -> TargetForm:
 def normalized(every_model: bool = False) -> TargetForm:
     """LayerNorm and RMSNorm written as means and elementwise ops as one node each
     (`common.normalization`)."""
-
-    def apply(step: Lowering) -> None:
-        step.edit(normalizations, "normalization")
-
-    return TargetForm(
+    return _editing(
         "normalizations",
         "LayerNorm and RMSNorm over the last axis, however spelled in means and "
         "elementwise ops (seven to nine nodes), as one LayerNormalization (from opset 17) "
         "or RMSNormalization (from opset 23), their constant weight and bias taken in; "
         "and the square of an L2 norm as one ReduceSumSquare",
-        apply,
+        normalizations,
+        "normalization",
         every_model,
     )
 

@@ -94,7 +94,8 @@ class Departure:
 
     def describe(self) -> str:
         how = f"; rewritten as {self.rule}" if self.rule else ""
-        return (f"first departs at {self.value}, made by {self.node} ({self.op}): "
+        made = f"{self.node} ({self.op})" if self.node else f"a {self.op} node"
+        return (f"first departs at {self.value}, made by {made}: "
                 f"{self.max_tol:.2g} of the tolerance{how}")  # fmt: skip
 
 

@@ -113,7 +113,9 @@ def first_departure(
     rules = _rules(explanations or [])
     for node, value, how in pairs:
         e = expected.get(value)
-        if e is None or np.asarray(e).dtype.kind not in "fc":
+        if not isinstance(e, np.ndarray) or e.dtype.kind not in "fc":
+            continue  # a sequence, an integer or a boolean value
+        if not all(isinstance(values.get(name), np.ndarray) for name in how[1:]):
             continue
         a = _actual(how, values)
         if how[0] != "pair" and is_complex_np(np.asarray(e).dtype) and a.shape[-1:] == (2,):

@@ -43,7 +43,10 @@ def _zoo(tmp_path, *extra):
                   "--baseline", BASELINE, *extra)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_fixture_zoo_matches_its_baseline(tmp_path):
+    """The whole fixture folder against fixtures/baseline.json (half a minute: in
+    `make test-slow`, which CI runs beside `make test`)."""
     result = _zoo(tmp_path)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r.json").read_text())

@@ -165,14 +165,25 @@ def _runs(ops: list[_Op], order: dict[int, int]) -> list[_Run]:
 
 
 def _constant(t: gs.Tensor, memo: dict[str, bool]) -> bool:
-    """Whether t is computed from initializers and constants alone."""
-    if t.name in memo:
-        return memo[t.name]
-    memo[t.name] = False  # a cycle (none in a valid graph) stays runtime
-    if isinstance(t, gs.Constant):
-        memo[t.name] = True
-    elif len(t.inputs) == 1 and not t.inputs[0].op.startswith("Random"):
-        memo[t.name] = all(_constant(i, memo) for i in t.inputs[0].inputs if i.name)
+    """Whether t is computed from initializers and constants alone (walked without
+    recursion: a long chain before a run would pass Python's limit)."""
+    todo = [t]
+    while todo:
+        top = todo[-1]
+        if top.name in memo:
+            todo.pop()
+            continue
+        if isinstance(top, gs.Constant):
+            memo[top.name] = True
+        elif len(top.inputs) != 1 or top.inputs[0].op.startswith("Random"):
+            memo[top.name] = False  # a graph input, or no constant
+        else:
+            waiting = [i for i in top.inputs[0].inputs if i.name and i.name not in memo]
+            if waiting:
+                todo.extend(waiting)
+                continue
+            memo[top.name] = all(memo[i.name] for i in top.inputs[0].inputs if i.name)
+        todo.pop()
     return memo[t.name]
 
 

@@ -212,7 +212,8 @@ COMPUTED_UP_TO = 16
 
 def _computed(t: gs.Tensor, opset: int, budget: list[int]) -> np.ndarray | None:
     """t's value where it is a constant, or computed from constants alone by at most
-    `budget[0]` nodes in all (run by `onnx.reference`); else None."""
+    `budget[0]` nodes in all (run by `onnx.reference`); else None (a node with a graph
+    or tensor attribute among them, too)."""
     value = gs_value(t)
     if value is not None or len(t.inputs) != 1 or budget[0] <= 0:
         return value
@@ -226,15 +227,18 @@ def _computed(t: gs.Tensor, opset: int, budget: list[int]) -> np.ndarray | None:
             feeds[i.name] = _computed(i, opset, budget)
             if feeds[i.name] is None:
                 return None
-    proto = onnx.helper.make_node(
-        node.op, [i.name for i in node.inputs], [o.name for o in node.outputs], **node.attrs
-    )
+    try:
+        proto = onnx.helper.make_node(
+            node.op, [i.name for i in node.inputs], [o.name for o in node.outputs], **node.attrs
+        )
+    except (TypeError, ValueError):  # a gs tensor or graph as an attribute
+        return None
     values = evaluate(proto, feeds, opset)
     return None if values is None else values[node.outputs.index(t)]
 
 
 def _folded(
-    equation: str, inputs: list[gs.Tensor], opset: int
+    equation: str, inputs: list[gs.Tensor], opset: int, name: str
 ) -> tuple[str, list[gs.Tensor]] | None:
     """An Einsum of three or more operands, all constants but one, x, as the Einsum of x
     and K, the constants contracted in numpy (in float64, then rounded once), the letters
@@ -243,7 +247,8 @@ def _folded(
         amb,mnc,and,bcde->ae   (x: mnc)  ->  mnc,mncae->ae,  K = einsum(amb,and,bcde->mncae)
 
     The beamformers' quadratic form a^H R a, with the sign tensor of a complex product,
-    is one. An operand computed from constants alone counts as one. None where the operands are not so, or K would exceed `FOLDED_UP_TO`."""
+    is one. An operand computed from constants alone counts as one; K is named `name`.
+    None where the operands are not so, or K would exceed `FOLDED_UP_TO`."""
     lhs, arrow, out = equation.replace(" ", "").partition("->")
     terms = lhs.split(",")
     if not arrow or "." in equation or len(terms) < 3 or len(terms) != len(inputs):
@@ -262,9 +267,10 @@ def _folded(
         return None
     dtype = np.result_type(*(v for _, v in given))
     folded = np.einsum(
-        f"{','.join(t for t, _ in given)}->{kept}", *(v.astype(np.float64) for _, v in given)
+        f"{','.join(t for t, _ in given)}->{kept}",
+        *(v.astype(np.float64) for _, v in given),
+        optimize=True,  # pairwise, in the cheapest order: a chain of products stays cheap
     )
-    name = f"{inputs[x].name}_{'_'.join(t for t, _ in given)}_folded"
     return f"{terms[x]},{kept}->{out}", [inputs[x], gs.Constant(name, folded.astype(dtype))]
 
 
@@ -277,7 +283,7 @@ def einsum(e: Emitter, node: gs.Node, lowered: Lowered) -> bool | None:
     0.95 of the time of onnxruntime's Einsum, measured on FNO's and Llama's equations."""
     equation = str(node.attrs.get("equation", ""))
     inputs = list(node.inputs)
-    folded = _folded(equation, inputs, e.opset)
+    folded = _folded(equation, inputs, e.opset, e.unique(f"{node.name}_folded"))
     if folded is not None:
         equation, inputs = folded
     terms = equation.replace(" ", "").partition("->")[0].split(",")

@@ -144,3 +144,22 @@ def test_a_complex_matrix_power_runs_as_block_products(target):
     assert op_counts(out)["MatMul"] == 3, report.lowering_notes
     onnx.checker.check_model(out, full_check=True)
     assert validate(model, out).passed
+
+
+def test_a_long_chain_before_a_run_is_walked_without_recursion():
+    """Whether a run's parts are constants is asked of 400 Sins before it (no affine
+    chain to fuse first): no RecursionError, and the run still becomes block products."""
+    g = _Parts()
+    part = "r_re"
+    for _ in range(400):
+        part = g.node("Sin", [part])
+    x = ("x_re", "x_im")
+    for _ in range(3):
+        x = g.product((part, "r_im"), x)
+    g.nodes += [helper.make_node("Identity", [x[0]], ["y_re"]),
+                helper.make_node("Identity", [x[1]], ["y_im"])]  # fmt: skip
+    inputs = [vi(name, F32, [8, 8]) for name in ("r_re", "r_im", "x_re", "x_im")]
+    model = make_model(g.nodes, inputs, [vi("y_re", F32, [8, 8]), vi("y_im", F32, [8, 8])])
+    out, report = decomplex(model, target="onnxruntime")
+    assert op_counts(out)["MatMul"] == 3, report.lowering_notes
+    _checked(model, out, 8)

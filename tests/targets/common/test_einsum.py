@@ -187,3 +187,23 @@ def test_a_longer_einsum_of_two_runtime_operands_stays():
     )
     out, _ = decomplex(model, target="onnxruntime")
     assert op_types(out) == ["Einsum"]
+
+
+def test_two_longer_einsums_of_one_operand_keep_their_own_constants():
+    """Each folded constant has a name of its own: two Einsums of the same x and letters
+    over other constants must not share one."""
+    rng = np.random.default_rng(5)
+    a, b, c, d = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(4))
+    nodes = [helper.make_node("Einsum", ["x", "a", "b"], ["y1"], equation="ij,jk,kl->il"),
+             helper.make_node("Einsum", ["x", "c", "d"], ["y2"], equation="ij,jk,kl->il")]  # fmt: skip
+    model = make_model(
+        nodes,
+        [vi("x", np.float32, [3, 4])],
+        [vi("y1", np.float32, [3, 4]), vi("y2", np.float32, [3, 4])],
+        [init("a", a), init("b", b), init("c", c), init("d", d)],
+    )
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    out, _ = decomplex(model, target="onnxruntime")
+    y1, y2 = run_ort(out, {"x": x})
+    np.testing.assert_allclose(y1, x @ a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(y2, x @ c @ d, rtol=1e-4, atol=1e-4)
