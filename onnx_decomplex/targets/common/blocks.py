@@ -31,8 +31,9 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
+from ...emit import Emitter
+from ...graphs import default_opset
 from ...shapes import infer_shapes
-from ...tidy import fresh_name
 from .fusion import COST
 
 Pair = tuple[gs.Tensor, gs.Tensor]
@@ -214,23 +215,13 @@ def _worth(run: _Run, outputs: set[str], memo: dict[str, bool]) -> bool:
 
 
 class _Blocks:
-    """The block matrices of the pairs of one graph, made once each."""
+    """The block matrices of the pairs of one graph, made once each (a constant pair's in
+    numpy), their nodes put in by `emit` (`Emitter`: fresh names, numpy inputs as
+    constants)."""
 
-    def __init__(self, graph: gs.Graph):
-        self.graph = graph
-        self.made: dict[tuple[str, str], gs.Tensor] = {}
-        self.taken = set(graph.tensors())
-
-    def name(self, base: str) -> str:
-        return fresh_name(base, self.taken)
-
-    def node(self, op: str, inputs: list, base: str, **attrs) -> gs.Variable:
-        out = gs.Variable(self.name(base), dtype=_dtype(inputs))
-        self.graph.nodes.append(gs.Node(op, self.name(f"{base}_node"), attrs, inputs, [out]))
-        return out
-
-    def constant(self, value: np.ndarray, base: str) -> gs.Constant:
-        return gs.Constant(self.name(base), value)
+    def __init__(self, emit: Emitter):
+        self.emit = emit
+        self.made: dict[tuple, gs.Tensor] = {}
 
     def of(self, pair: Pair, shape: list[int]) -> gs.Tensor:
         """B(X) = [[Xr, -Xi], [Xi, Xr]] over the last two axes, X broadcast to `shape`
@@ -246,14 +237,14 @@ class _Blocks:
         if isinstance(re, gs.Constant) and isinstance(im, gs.Constant):
             r, i = (np.broadcast_to(t.values, shape) for t in pair)
             block = np.concatenate([np.concatenate([r, -i], -1), np.concatenate([i, r], -1)], -2)
-            return self.constant(block, base)
+            return gs.Constant(self.emit.unique(base), block)  # one initializer, however read
         if any(_matrix(t) != shape for t in pair):
-            dims = self.constant(np.array(shape, np.int64), f"{base}_shape")
-            re, im = (self.node("Expand", [t, dims], f"{t.name}_expanded") for t in pair)
-        minus = self.node("Neg", [im], f"{im.name}_negated")
-        top = self.node("Concat", [re, minus], f"{base}_top", axis=-1)
-        bottom = self.node("Concat", [im, re], f"{base}_bottom", axis=-1)
-        return self.node("Concat", [top, bottom], base, axis=-2)
+            dims = np.array(shape, np.int64)
+            re, im = (self.emit.emit("Expand", [t, dims], name=f"{t.name}_expanded") for t in pair)
+        minus = self.emit.emit("Neg", [im], name=f"{im.name}_negated")
+        top = self.emit.emit("Concat", [re, minus], {"axis": -1}, name=f"{base}_top")
+        bottom = self.emit.emit("Concat", [im, re], {"axis": -1}, name=f"{base}_bottom")
+        return self.emit.emit("Concat", [top, bottom], {"axis": -2}, name=base)
 
     def give(self, op: _Op) -> None:
         """The op on blocks: its out pair's block."""
@@ -261,23 +252,16 @@ class _Blocks:
             ins = [self.of(p, _matrix(p[0])) for p in op.ins]
         else:
             ins = [self.of(p, _matrix(op.out[0])) for p in op.ins]
-        self.made[_key(op.out)] = self.node(op.op, ins, f"{op.out[0].name}_block")
+        self.made[_key(op.out)] = self.emit.emit(op.op, ins, name=f"{op.out[0].name}_block")
 
     def leave(self, t: gs.Tensor, block: gs.Tensor, half: int) -> None:
         """t, the real (`half` 0) or imaginary (1) part, sliced from its block; the node
         that wrote it no longer does."""
         m, n = t.shape[-2:]
-        starts = self.constant(np.array([half * m, 0], np.int64), f"{t.name}_starts")
-        ends = self.constant(np.array([(half + 1) * m, n], np.int64), f"{t.name}_ends")
-        axes = self.constant(np.array([-2, -1], np.int64), f"{t.name}_axes")
+        starts, ends = np.array([half * m, 0], np.int64), np.array([(half + 1) * m, n], np.int64)
         t.inputs.clear()
-        self.graph.nodes.append(
-            gs.Node("Slice", self.name(f"{t.name}_slice"), {}, [block, starts, ends, axes], [t])
-        )
-
-
-def _dtype(inputs: list):
-    return next((t.dtype for t in inputs if t.dtype is not None), None)
+        self.emit.emit("Slice", [block, starts, ends, np.array([-2, -1], np.int64)],
+                       name=f"{t.name}_slice", outputs=[t])  # fmt: skip
 
 
 def _may_hold_products(graph: onnx.GraphProto) -> bool:
@@ -304,7 +288,7 @@ def blocks(model: onnx.ModelProto) -> list[str]:
     claimed = {id(n) for op in products for n in op.nodes}
     ops = products + _sums([op.out for op in products], claimed)
     order = {id(n): k for k, n in enumerate(graph.nodes)}
-    put, memo, notes = _Blocks(graph), {}, []
+    put, memo, notes = _Blocks(Emitter(graph, default_opset(model) or 1)), {}, []
     for run in _runs(ops, order):
         if not any(op.op == "MatMul" for op in run.ops) or not _worth(run, outputs, memo):
             continue
