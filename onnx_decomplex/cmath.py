@@ -43,8 +43,11 @@ NUMPY = SimpleNamespace(
     exp=np.exp,
     log=np.log,
     ceil=np.ceil,
+    floor=np.floor,
     sin=np.sin,
     cos=np.cos,
+    small_sin=np.sin,
+    small_cos=np.cos,
     sinh=np.sinh,
     cosh=np.cosh,
     tanh=np.tanh,
@@ -57,6 +60,8 @@ NUMPY = SimpleNamespace(
     and_=np.logical_and,
     or_=np.logical_or,
     isinf=np.isinf,
+    isnan=np.isnan,
+    xor=np.logical_xor,
     where=np.where,
     split_halves=lambda x, axis: np.split(x, 2, axis),
     concat=lambda parts, axis: np.concatenate(parts, axis),
@@ -344,15 +349,44 @@ def rdiv_real(ops, r, b, dtype=None):
     return div(ops, (r, _c(0, dtype)), b, dtype)
 
 
+def _zero_sign(ops, x, dtype):
+    """A finite factor that is negative, and not zero, where x's sign bit is set (-0 and
+    -inf too), and >= 0 elsewhere: max(min(x, 1 / x), -1). A Where picks it without
+    losing a sign (`Ops.where`), and times 0 it is x's signed zero."""
+    return ops.max(ops.min(x, ops.div(_c(1, dtype), x)), _c(-1, dtype))
+
+
+def _signed_zero_where(ops, cond, x, result, dtype, keep=None):
+    """result, but x's signed zero where cond (`_zero_sign`): the Where picks a factor
+    that is not -0, a second one (`keep`, where the caller has it) 0 or 1, and their
+    product is exact"""
+    picked = ops.where(cond, _zero_sign(ops, x, dtype), result)
+    keep = ops.where(cond, _c(0, dtype), _c(1, dtype)) if keep is None else keep
+    return ops.mul(picked, keep)
+
+
+def _finite(ops, x):
+    """x is neither infinite nor NaN: x - x = 0"""
+    return ops.equal(ops.sub(x, x), _c(0, _real(ops, None)))
+
+
 def reciprocal(ops, a, dtype=None):
     """1 / a = conj(c) / |c|^2 / s, c = a / s (see `div`); 1 / 0 is NaN, as numpy's
-    reciprocal gives"""
+    reciprocal gives, and where one part is infinite and the other not NaN, numpy's
+    signed zeros (conj(a) times +0)"""
     dtype = _real(ops, dtype)
     (cr, ci), over_s = _scaled_divisor(ops, a, dtype, zero_divides=False)
     # |c|^2 then s, one division each: their product overflows where s is near the
     # largest float, and the reciprocal is only tiny.
     den = abs2(ops, (cr, ci))
-    return over_s(ops.div(cr, den)), ops.neg(over_s(ops.div(ci, den)))
+    re, im = over_s(ops.div(cr, den)), ops.neg(over_s(ops.div(ci, den)))
+    # One part infinite, the other finite (Max and Min give NaN beside a NaN, which
+    # leaves the formula's NaN; so does inf with inf).
+    x, y = ops.abs(a[0]), ops.abs(a[1])
+    infinite = ops.xor(ops.isinf(ops.max(x, y)), ops.isinf(ops.min(x, y)))
+    keep = ops.where(infinite, _c(0, dtype), _c(1, dtype))
+    return (_signed_zero_where(ops, infinite, a[0], re, dtype, keep),
+            _signed_zero_where(ops, infinite, ops.neg(a[1]), im, dtype, keep))  # fmt: skip
 
 
 def angle(ops, a, dtype):
@@ -422,12 +456,65 @@ def cosh_by_exp(ops, x):
     return ops.mul(ops.add(e, inv), np.asarray(0.5, np.float64))
 
 
+HALF_PI_PARTS = (1.5707963267341256, 6.077100506506192e-11)
+"""pi/2 as P1 + P2 to 86 bits, P1 of 33 bits, so that k P1 is exact for |k| < 2^20."""
+
+REDUCED_UP_TO = 1e5
+"""The largest |x| whose float64 sine and cosine are taken by `QuarterTurns`; past it,
+onnxruntime's own."""
+
+
+class QuarterTurns:
+    """x = k pi/2 + r, |r| <= pi/4 (Cody and Waite's reduction by a two-part pi/2), for
+    float64 sin x and cos x with error relative to the result near its zeros too:
+    onnxruntime 1.32's vectorized float64 Sin and Cos have an absolute error near 1e-16
+    there (cos(fl(pi/2)) is -0, where numpy's is 6.1e-17), which a sign, a cast to bool
+    or a pole (tan(fl(pi/2)) = 1.6e16) turns into a wrong result. On |r| <= pi/4 its Sin
+    and Cos are within an ulp. sin(x) = sin r cos(k pi/2) + cos r sin(k pi/2), of which
+    one term is 0: a Where picks the other, which is never a zero that must keep its
+    sign (`Ops.where`)."""
+
+    def __init__(self, ops, x):
+        self.ops, self.x = ops, x
+
+        def one(v):
+            return _c(v, np.float64)
+
+        def nearest(v):  # an integer within 1/2 of v, +0 for 0 (Round is from opset 11)
+            return ops.floor(ops.add(v, one(0.5)))
+
+        k = nearest(ops.mul(x, one(2 / np.pi)))
+        p1, p2 = HALF_PI_PARTS
+        # k is +0 near 0, so that r keeps the sign of x = -0
+        self.r = ops.sub(ops.sub(x, ops.mul(k, one(p1))), ops.mul(k, one(p2)))
+        self.sin_r, self.cos_r = ops.small_sin(self.r), ops.small_cos(self.r)
+        turn = ops.mul(k, one(np.pi / 2))
+        # cos(k pi/2) and sin(k pi/2): +-1 or +-0, exactly, once rounded
+        self.cos_k, self.sin_k = nearest(ops.small_cos(turn)), nearest(ops.small_sin(turn))
+        self.large = ops.less(one(REDUCED_UP_TO), ops.abs(x))
+
+    def _pick(self, unit, on_unit, other, plain):
+        ops, half = self.ops, _c(0.5, np.float64)
+        reduced = ops.where(ops.less(half, ops.abs(unit)), on_unit, other)
+        return ops.where(self.large, plain, reduced)
+
+    def sin(self):
+        ops = self.ops
+        return self._pick(self.sin_k, ops.mul(self.cos_r, self.sin_k),
+                          ops.mul(self.sin_r, self.cos_k), ops.small_sin(self.x))  # fmt: skip
+
+    def cos(self):
+        ops = self.ops
+        return self._pick(self.cos_k, ops.mul(self.cos_r, self.cos_k),
+                          ops.mul(self.sin_r, ops.neg(self.sin_k)), ops.small_cos(self.x))  # fmt: skip
+
+
 def atan_unit_refined(ops, t, atan32):
     """atan t in float64 for t in [0, 1], from a float32 start y0 = atan32(t) and one
     Newton step on tan y = t: y1 = y0 - cos y0 (sin y0 - t cos y0)"""
     y0 = ops.cast(atan32(ops.cast(t, np.float32)), np.float64)
-    c = ops.cos(y0)
-    return ops.sub(y0, ops.mul(c, ops.sub(ops.sin(y0), ops.mul(t, c))))
+    c = ops.small_cos(y0)
+    return ops.sub(y0, ops.mul(c, ops.sub(ops.small_sin(y0), ops.mul(t, c))))
 
 
 def atan_refined(ops, x, atan32):
@@ -440,28 +527,50 @@ def atan_refined(ops, x, atan32):
     big = ops.less(one, ops.abs(x))
     t = ops.where(big, ops.div(one, ops.where(big, x, one)), x)
     y0 = ops.cast(atan32(ops.cast(t, np.float32)), np.float64)
-    c = ops.cos(y0)
-    y = ops.sub(y0, ops.mul(c, ops.sub(ops.sin(y0), ops.mul(t, c))))
+    c = ops.small_cos(y0)
+    y = ops.sub(y0, ops.mul(c, ops.sub(ops.small_sin(y0), ops.mul(t, c))))
     half_pi = ops.where(ops.less(x, np.asarray(0, np.float64)), _c(-np.pi / 2, np.float64),
                         _c(np.pi / 2, np.float64))  # fmt: skip
     return ops.where(big, ops.sub(half_pi, y), y)
 
 
-def times_sin(ops, m, t):
-    """m sin t, but sign(m) sin t (+-0) where t = 0 and m is infinite: a part that is
-    zero stays zero there, of the product's sign, as numpy keeps it (e^(inf + 0i) =
-    inf + 0i, cosh(-inf + 0i) = inf - 0i). The Where picks the factor, not the
-    product: a -0 it picks may lose its sign (`Ops.where`)."""
+def _unit_sign(ops, x, dtype):
+    """-1 where x < 0, else 1 (NaN and -0 too): a factor with x's sign that is never
+    zero, so that a Where can pick it (`Ops.where`) and a product by it keeps the other
+    factor's zero, signed"""
+    return ops.where(ops.less(x, _c(0, dtype)), _c(-1, dtype), _c(1, dtype))
+
+
+def times_sin(ops, m, t, sin_t=None):
+    """m sin t, but where t = +-0 and m is infinite or NaN, sign(m) sin t (with sign(NaN)
+    = 1): a part that is zero stays zero there, of the product's sign, as numpy keeps
+    it (e^(inf + 0i) = inf + 0i, cosh(-inf + 0i) = inf - 0i, e^(NaN - 0i) = NaN - 0i).
+    The Where picks the factor, not the product: a -0 it picks may lose its sign
+    (`Ops.where`). `sin_t`: sin t where the caller has it."""
     dtype = t.dtype if isinstance(t, np.ndarray) else _real(ops, None)
-    inf_at_zero = ops.and_(ops.equal(t, _c(0, dtype)), ops.isinf(m))
-    return ops.mul(ops.where(inf_at_zero, ops.sign(m), m), ops.sin(t))
+    wild = ops.isnan(ops.sub(m, m))  # m infinite or NaN
+    at_zero = ops.and_(ops.equal(t, _c(0, dtype)), wild)
+    factor = ops.where(at_zero, _unit_sign(ops, m, dtype), m)
+    return ops.mul(factor, ops.sin(t) if sin_t is None else sin_t)
+
+
+def _cis(ops, t):
+    """(cos t, sin t, wild): wild where t is infinite or NaN, where both are NaN"""
+    c = ops.cos(t)
+    return c, ops.sin(t), ops.isnan(c)
 
 
 def exp(ops, a):
-    """e^(ar + i ai) = e^ar cos ai + i e^ar sin ai"""
+    """e^(ar + i ai) = e^ar cos ai + i e^ar sin ai; where ai is infinite or NaN,
+    numpy's e^(inf + i ai) = inf + NaN i and e^(-inf + i ai) = 0 +- 0i (ai's sign, +
+    for NaN)"""
+    dtype = _real(ops, None)
     ar, ai = a
     m = ops.exp(ar)
-    return ops.mul(m, ops.cos(ai)), times_sin(ops, m, ai)
+    c, s, wild = _cis(ops, ai)
+    c = ops.where(ops.and_(wild, ops.isinf(ar)), _c(1, dtype), c)
+    s = ops.where(ops.and_(wild, ops.equal(ar, _c(-np.inf, dtype))), _unit_sign(ops, ai, dtype), s)
+    return ops.mul(m, c), times_sin(ops, m, ai, s)
 
 
 def log(ops, a, dtype):
@@ -471,7 +580,9 @@ def log(ops, a, dtype):
     x, y = ops.abs(ar), ops.abs(ai)
     big, small = ops.max(x, y), ops.min(x, y)
     modulus = ops.add(ops.log(big), ops.log(hypot_root(ops, big, small, dtype)))
-    return modulus, angle(ops, a, dtype)
+    # |a| = inf where a part is infinite, the other NaN or not: log(inf + NaN i) = inf + NaN i
+    infinite = ops.or_(ops.isinf(ar), ops.isinf(ai))
+    return ops.where(infinite, _c(np.inf, dtype), modulus), angle(ops, a, dtype)
 
 
 def sqrt(ops, a, dtype):
@@ -502,31 +613,51 @@ def sqrt(ops, a, dtype):
     re = ops.min(t, ops.add(u, ops.div(m, n)))
     im = ops.max(u, ops.min(t, ops.div(n, m)))
     sign = _minus_where(ops, signbit(ops, ai, dtype), dtype)
-    return re, ops.mul(im, sign)
+    im = ops.mul(im, sign)
+    # numpy's sqrt(x +- inf i) = inf +- inf i for every x, NaN too; sqrt(inf + NaN i) =
+    # inf + NaN i and sqrt(-inf + NaN i) = NaN + inf i.
+    inf, infinite = _c(np.inf, dtype), ops.isinf(ai)
+    re = ops.where(ops.or_(infinite, ops.equal(ar, inf)), inf, re)
+    im = ops.where(ops.and_(ops.equal(ar, _c(-np.inf, dtype)), ops.isnan(ai)), inf, im)
+    return re, ops.where(infinite, ai, im)
 
 
 def sin(ops, a):
-    """sin(ar + i ai) = sin ar cosh ai + i cos ar sinh ai"""
-    ar, ai = a
-    return times_sin(ops, ops.cosh(ai), ar), ops.mul(ops.cos(ar), ops.sinh(ai))
+    """sin(a) = -i sinh(i a), as numpy's (and C99's) special values follow, but
+    sin(x +- inf i) = NaN + inf i where x is infinite or NaN"""
+    return mul_neg_i(ops, sinh(ops, mul_i(ops, a), infinite_sign=-1))
 
 
 def cos(ops, a):
-    """cos(ar + i ai) = cos ar cosh ai - i sin ar sinh ai"""
-    ar, ai = a
-    return ops.mul(ops.cos(ar), ops.cosh(ai)), ops.neg(times_sin(ops, ops.sinh(ai), ar))
+    """cos(a) = cosh(i a)"""
+    return cosh(ops, mul_i(ops, a))
 
 
-def sinh(ops, a):
-    """sinh(ar + i ai) = sinh ar cos ai + i cosh ar sin ai"""
+def sinh(ops, a, infinite_sign: int = 1):
+    """sinh(ar + i ai) = sinh ar cos ai + i cosh ar sin ai; where ai is infinite or
+    NaN, numpy's sinh(+-0 + i ai) = +-0 + NaN i and sinh(+-inf + i ai) = inf + NaN i
+    (-inf with `infinite_sign` -1)"""
+    dtype = _real(ops, None)
     ar, ai = a
-    return ops.mul(ops.sinh(ar), ops.cos(ai)), times_sin(ops, ops.cosh(ar), ai)
+    c, s, wild = _cis(ops, ai)
+    edge = ops.and_(wild, ops.or_(ops.equal(ar, _c(0, dtype)), ops.isinf(ar)))
+    # +-1 of sinh ar's sign (of -sinh ar's with infinite_sign -1; 1 at +-0): times it,
+    # sinh(+-inf) is inf (-inf), and +-0 keeps its sign.
+    flips = ops.less(ar, _c(0, dtype)) if infinite_sign > 0 else ops.less(_c(0, dtype), ar)
+    c = ops.where(edge, ops.where(flips, _c(-1, dtype), _c(1, dtype)), c)
+    return ops.mul(ops.sinh(ar), c), times_sin(ops, ops.cosh(ar), ai, s)
 
 
 def cosh(ops, a):
-    """cosh(ar + i ai) = cosh ar cos ai + i sinh ar sin ai"""
+    """cosh(ar + i ai) = cosh ar cos ai + i sinh ar sin ai; where ai is infinite or
+    NaN, numpy's cosh(+-inf + i ai) = inf + NaN i and cosh(+-0 + i ai) = NaN + 0i"""
+    dtype = _real(ops, None)
     ar, ai = a
-    return ops.mul(ops.cosh(ar), ops.cos(ai)), times_sin(ops, ops.sinh(ar), ai)
+    c, s, wild = _cis(ops, ai)
+    c = ops.where(ops.and_(wild, ops.isinf(ar)), _c(1, dtype), c)
+    im = times_sin(ops, ops.sinh(ar), ai, s)
+    zero = _c(0, dtype)
+    return ops.mul(ops.cosh(ar), c), ops.where(ops.and_(wild, ops.equal(ar, zero)), zero, im)
 
 
 def tanh(ops, a):
@@ -537,12 +668,23 @@ def tanh(ops, a):
 
     The denominator is a sum of squares, so nothing cancels near a pole (where
     cosh 2ar + cos 2ai would lose digits), and it stays finite where cosh overflows
-    (tanh -> +-1)."""
+    (tanh -> +-1). numpy's special values: tanh(+-inf + i ai) = +-1 +- 0i (ai's sign, +
+    for NaN) where ai is infinite or NaN too, tanh(+-0 + i ai) = +-0 + NaN i there, and
+    tanh(NaN +- 0i) = NaN +- 0i."""
+    dtype = _real(ops, None)
     ar, ai = a
+    one = _c(1, dtype)
     c = ops.cosh(ar)
     t = ops.tanh(ar)
-    cos_c, sin_c = ops.div(ops.cos(ai), c), ops.div(ops.sin(ai), c)
+    cy, sy, wild = _cis(ops, ai)
+    far = ops.and_(wild, ops.isinf(ar))
+    cy, sy = ops.where(far, one, cy), ops.where(far, _unit_sign(ops, ai, dtype), sy)
+    nan_zero = ops.and_(ops.isnan(ar), ops.equal(ai, _c(0, dtype)))
+    c = ops.where(nan_zero, one, c)
+    cos_c, sin_c = ops.div(cy, c), ops.div(sy, c)
     den = ops.add(ops.mul(t, t), ops.mul(cos_c, cos_c))
+    unit = ops.or_(nan_zero, ops.and_(wild, ops.equal(ar, _c(0, dtype))))
+    den = ops.where(unit, one, den)
     return ops.div(t, den), ops.div(ops.mul(sin_c, cos_c), den)
 
 
@@ -605,7 +747,15 @@ def asin(ops, a, dtype):
     sr, si, tr, ti = (ops.mul(v, h) for v in (sr, si, tr, ti))
     ar = ops.mul(ops.mul(a[0], h), h)
     re = angle(ops, (ops.sub(ops.mul(sr, tr), ops.mul(si, ti)), ar), dtype)
-    return re, asinh_grown(ops, ops.sub(ops.mul(sr, ti), ops.mul(si, tr)), b, dtype)
+    im = asinh_grown(ops, ops.sub(ops.mul(sr, ti), ops.mul(si, tr)), b, dtype)
+    # numpy's asin(+-inf + iy) = +-pi/2 +- inf i for finite y, asin(+-inf + NaN i) =
+    # NaN + inf i, asin(+-0 + NaN i) = +-0 + NaN i
+    x, y = a
+    x_inf, y_nan = ops.isinf(x), ops.isnan(y)
+    half_pi = ops.mul(_unit_sign(ops, x, dtype), _c(np.pi / 2, dtype))
+    re = ops.where(ops.and_(x_inf, _finite(ops, y)), half_pi, re)
+    re = _signed_zero_where(ops, ops.and_(ops.equal(x, _c(0, dtype)), y_nan), x, re, dtype)
+    return re, ops.where(ops.and_(x_inf, y_nan), _c(np.inf, dtype), im)
 
 
 def acos(ops, a, dtype):
@@ -616,7 +766,21 @@ def acos(ops, a, dtype):
     re = ops.mul(angle(ops, (tr, sr), dtype), _c(2, dtype))
     h, b = _halving(ops, a, dtype)
     sr, si, tr, ti = (ops.mul(v, h) for v in (sr, si, tr, ti))
-    return re, asinh_grown(ops, ops.sub(ops.mul(tr, si), ops.mul(ti, sr)), b, dtype)
+    im = asinh_grown(ops, ops.sub(ops.mul(tr, si), ops.mul(ti, sr)), b, dtype)
+    # numpy's acos(+-0 + NaN i) = pi/2 + NaN i, acos(+-inf + NaN i) = NaN - inf i,
+    # acos(NaN +- inf i) = NaN -+ inf i (C99's Annex G)
+    x, y = a
+    x_inf, y_inf, y_nan = ops.isinf(x), ops.isinf(y), ops.isnan(y)
+    re = ops.where(ops.and_(ops.equal(x, _c(0, dtype)), y_nan), _c(np.pi / 2, dtype), re)
+    re = ops.where(ops.and_(ops.isnan(x), y_inf), _c(np.nan, dtype), re)
+    # acos(+-inf +- inf i) = pi/4 (3 pi/4 for -inf) -+ inf i, where 2 atan2 gives pi/2
+    re = ops.where(ops.and_(x_inf, y_inf), _quarter_turns(ops, x, dtype), re)
+    return re, ops.where(ops.and_(x_inf, y_nan), _c(-np.inf, dtype), im)
+
+
+def _quarter_turns(ops, x, dtype):
+    """pi/4 where x > 0, 3 pi/4 where x < 0: the angle of (x, inf)"""
+    return ops.where(ops.less(x, _c(0, dtype)), _c(3 * np.pi / 4, dtype), _c(np.pi / 4, dtype))
 
 
 def acosh(ops, a, dtype):
@@ -630,7 +794,16 @@ def acosh(ops, a, dtype):
     im = ops.mul(angle(ops, (tr, si), dtype), _c(2, dtype))
     h, b = _halving(ops, a, dtype)
     sr, si, tr, ti = (ops.mul(v, h) for v in (sr, si, tr, ti))
-    return asinh_grown(ops, ops.add(ops.mul(sr, tr), ops.mul(si, ti)), b, dtype), im
+    re = asinh_grown(ops, ops.add(ops.mul(sr, tr), ops.mul(si, ti)), b, dtype)
+    # numpy's acosh(+-0 + NaN i) = NaN + pi/2 i, acosh(+-inf + NaN i) = inf + NaN i,
+    # acosh(NaN +- inf i) = inf + NaN i
+    x_inf, y_inf, y_nan = ops.isinf(ar), ops.isinf(ai), ops.isnan(ai)
+    re = ops.where(ops.and_(x_inf, y_nan), _c(np.inf, dtype), re)
+    im = ops.where(ops.and_(ops.equal(ar, _c(0, dtype)), y_nan), _c(np.pi / 2, dtype), im)
+    im = ops.where(ops.and_(ops.isnan(ar), y_inf), _c(np.nan, dtype), im)
+    # acosh(+-inf +- inf i) = inf +- pi/4 i (3 pi/4 for -inf), where 2 atan2 gives pi/2
+    corner = ops.mul(_quarter_turns(ops, ar, dtype), _unit_sign(ops, ai, dtype))
+    return re, ops.where(ops.and_(x_inf, y_inf), corner, im)
 
 
 def asinh(ops, a, dtype):
@@ -649,8 +822,12 @@ def atanh(ops, a, dtype):
     x = ops.abs(ar)
     h = hypot(ops, ops.sub(one, x), ai, dtype)
     q = ops.mul(ops.div(x, h), ops.div(_c(4, dtype), h))  # 4x itself may overflow
+    # q overflows where a is within a subnormal of +-1 (atanh(1 - 1e-39i) has Re 44.7):
+    # there log1p q = log q = log x + log 4 - 2 log h.
+    far = ops.isinf(q)
     q = ops.where(ops.isinf(x), _c(0, dtype), q)  # inf / inf: atanh(+-inf + iy) has Re +-0
-    re = ops.mul(log1p(ops, q, dtype), _c(0.25, dtype))
+    log_q = ops.sub(ops.add(ops.log(x), _c(np.log(4), dtype)), ops.mul(ops.log(h), _c(2, dtype)))
+    re = ops.mul(ops.where(far, log_q, log1p(ops, q, dtype)), _c(0.25, dtype))
     re = ops.mul(re, _minus_where(ops, signbit(ops, ar, dtype), dtype))  # atanh(-0) = -0
     # The angle of (cross, 2y) is that of both scaled by s^2, s a power of two small
     # enough where x or |y| is so large that their squares overflow (1 elsewhere):
@@ -666,12 +843,18 @@ def atanh(ops, a, dtype):
     # An infinite y: the angle of (-inf, +-inf) would be 3 pi / 4, where atanh's
     # imaginary part is +-pi / 2 (atan(+-inf + iy) = +-pi / 2, as numpy's).
     quarter = ops.mul(ops.sign(ai), _c(np.pi / 2, dtype))
-    return re, ops.where(ops.isinf(ai), quarter, im)
+    im = ops.where(ops.isinf(ai), quarter, im)
+    # numpy's atanh(+-0 + NaN i) = +-0 + NaN i and atanh(NaN +- inf i) = 0 +- pi/2 i
+    re = _signed_zero_where(ops, ops.and_(ops.equal(ar, _c(0, dtype)), ops.isnan(ai)), ar, re,
+                            dtype)  # fmt: skip
+    return ops.where(ops.and_(ops.isnan(ar), ops.isinf(ai)), _c(0, dtype), re), im
 
 
 def atan(ops, a, dtype):
-    """atan(a) = -i atanh(i a)"""
-    return mul_neg_i(ops, atanh(ops, mul_i(ops, a), dtype))
+    """atan(a) = -i atanh(i a), but numpy's atan(+-inf + NaN i) = +-pi/2 + 0i"""
+    re, im = mul_neg_i(ops, atanh(ops, mul_i(ops, a), dtype))
+    ar, ai = a
+    return re, ops.where(ops.and_(ops.isinf(ar), ops.isnan(ai)), _c(0, dtype), im)
 
 
 def plus_zero(ops, x, dtype):
@@ -684,14 +867,16 @@ def plus_zero(ops, x, dtype):
 
 def sigmoid(ops, a, dtype):
     """sigmoid(a) = 1 / (1 + e^-a) where Re a > 0, else e^a / (1 + e^a), as the
-    reference computes it: e = exp(-|ar| + i ai') is at most 1 in modulus, so neither
-    form overflows and the division needs no scaling."""
+    reference computes it: e = e^-a or e^a is at most 1 in modulus, so neither form
+    overflows and the division needs no scaling (but where ai is NaN: there numpy's
+    sigmoid(inf + NaN i) is NaN, from e^a)."""
     ar, ai = a
     one = _c(1, dtype)
-    positive = ops.less(_c(0, dtype), ar)
+    # Re a > 0, and ai not NaN: numpy's order of complex values has no NaN above 0.
+    positive = ops.and_(ops.less(_c(0, dtype), ar), ops.equal(ai, ai))
     pos = _flag(ops, positive, dtype)
     sign = ops.sub(one, ops.mul(pos, _c(2, dtype)))
-    er, ei = exp(ops, (ops.neg(ops.abs(ar)), ops.mul(ai, sign)))
+    er, ei = exp(ops, (ops.mul(ar, sign), ops.mul(ai, sign)))
     # The numerator is 1 + 0i where Re a > 0: its +0 sets the sign of a zero result.
     num = (ops.where(positive, one, er), ops.where(positive, _c(0, dtype), ei))
     return div_bounded(ops, num, (ops.add(er, one), plus_zero(ops, ei, dtype)))
@@ -708,11 +893,17 @@ def sign(ops, a, dtype):
     root = hypot_root(ops, big, ops.min(x, y), dtype, divisor)
     # numpy's zero parts are +0 where a is 0 or has an infinite part: sign(-0 + 0i) = 0,
     # and sign(-3 + inf i) has real part +0; beside a finite non-zero part they keep their
-    # sign. (An infinite part's own quotient is NaN here, where numpy gives 1.)
+    # sign. Where one part is infinite and the other not, the result is that part's sign
+    # alone (sign(NaN + inf i) = i), where the quotient has inf / inf.
     zero = _c(0, dtype)
     unsigned = ops.or_(ops.equal(big, zero), ops.isinf(big))
-    parts = (ops.div(divisor.ratio(part), root) for part in (ar, ai))
-    return tuple(ops.where(ops.and_(unsigned, ops.equal(p, zero)), zero, p) for p in parts)
+    re, im = (ops.div(divisor.ratio(part), root) for part in (ar, ai))
+    re, im = (ops.where(ops.and_(unsigned, ops.equal(p, zero)), zero, p) for p in (re, im))
+    x_inf, y_inf = ops.isinf(ar), ops.isinf(ai)
+    both = ops.and_(x_inf, y_inf)
+    only_x, only_y = ops.xor(x_inf, both), ops.xor(y_inf, both)
+    re = ops.where(only_x, ops.sign(ar), ops.where(only_y, zero, re))
+    return re, ops.where(only_y, ops.sign(ai), ops.where(only_x, zero, im))
 
 
 def one_times(ops, a, dtype):
@@ -772,11 +963,11 @@ def pow_complex(ops, a, b, dtype):
     """a^b = exp(b log a), principal branch; as numpy, 0^b = 0 for Re b > 0 and a^0 = 1"""
     re, im = exp(ops, mul(ops, b, log(ops, a, dtype)))
     zero, one = _c(0, dtype), _c(1, dtype)
-    # exp(b log 0) is NaN: 0^b is 0 where Re b > 0 (and stays NaN elsewhere).
+    # 0^b is 0 where Re b > 0, else NaN, as numpy's (exp(b log 0) may be inf + NaN i).
     at_zero = ops.and_(ops.equal(a[0], zero), ops.equal(a[1], zero))
-    vanishes = ops.less(zero, b[0])
-    re = ops.where(at_zero, ops.where(vanishes, zero, re), re)
-    im = ops.where(at_zero, ops.where(vanishes, zero, im), im)
+    at_zero_value = ops.where(ops.less(zero, b[0]), zero, _c(np.nan, dtype))
+    re = ops.where(at_zero, at_zero_value, re)
+    im = ops.where(at_zero, at_zero_value, im)
     unit = ops.and_(ops.equal(b[0], zero), ops.equal(b[1], zero))
     return ops.where(unit, one, re), ops.where(unit, zero, im)
 

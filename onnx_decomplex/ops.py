@@ -50,6 +50,7 @@ class Ops:
     def __init__(self, emitter: Emitter, complex_dtypes: Mapping[str, np.dtype]):
         self.emitter = emitter
         self.complex_dtypes = complex_dtypes
+        self._turns: dict[str, cmath.QuarterTurns] = {}
 
     def emit(self, op: str, inputs: list, attrs: dict | None = None, **kwargs):
         """One node; see `Emitter.emit`."""
@@ -156,8 +157,9 @@ class Ops:
     exp = _elementwise("Exp", np.exp)
     log = _elementwise("Log", np.log)
     ceil = _elementwise("Ceil", np.ceil)
-    sin = _elementwise("Sin", np.sin)
-    cos = _elementwise("Cos", np.cos)
+    floor = _elementwise("Floor", np.floor)
+    small_sin = _elementwise("Sin", np.sin)
+    small_cos = _elementwise("Cos", np.cos)
     _sinh = _elementwise("Sinh", np.sinh)
     _cosh = _elementwise("Cosh", np.cosh)
     tanh = _elementwise("Tanh", np.tanh)
@@ -168,6 +170,8 @@ class Ops:
     and_ = _elementwise("And", np.logical_and)
     or_ = _elementwise("Or", np.logical_or)
     isinf = _elementwise("IsInf", np.isinf)
+    isnan = _elementwise("IsNaN", np.isnan)
+    xor = _elementwise("Xor", np.logical_xor)
 
     def where(self, c, a, b):
         """a where c, else b.
@@ -192,6 +196,26 @@ class Ops:
 
     def _double(self, op: str, *args) -> bool:
         return ort_lacks_float64(op, self.work_dtype) and not all(_is_np(a) for a in args)
+
+    def _quarter_turns(self, x) -> cmath.QuarterTurns | None:
+        """x's reduction (`cmath.QuarterTurns`) where it computes in float64, one per
+        tensor; None for float32 and constants."""
+        if _is_np(x) or self.work_dtype != np.float64:
+            return None
+        turns = self._turns.get(x.name)
+        if turns is None:
+            turns = self._turns[x.name] = cmath.QuarterTurns(self, x)
+        return turns
+
+    def sin(self, x):
+        """sin x; in float64, reduced first (`cmath.QuarterTurns`)."""
+        turns = self._quarter_turns(x)
+        return self.small_sin(x) if turns is None else turns.sin()
+
+    def cos(self, x):
+        """cos x; in float64, reduced first (`cmath.QuarterTurns`)."""
+        turns = self._quarter_turns(x)
+        return self.small_cos(x) if turns is None else turns.cos()
 
     def sinh(self, x):
         """sinh x."""

@@ -189,15 +189,19 @@ def _bind_outputs(ctx: Context, outputs: list[gs.Tensor], claimed: set[int]) -> 
         if not ctx.is_complex(t):
             bound.append(t)
             continue
-        packed = ctx.packed(t)
-        if packed.name == t.name and id(packed) in claimed:
+        packed = ctx.packed(t)  # a numpy array where the output is folded to a constant
+        if isinstance(packed, gs.Tensor) and packed.name == t.name and id(packed) in claimed:
             # A graph input that is also an output, as in the original.
             bound.append(packed)
             continue
         # Rename the tensor that already holds the result, unless it is an input, a
         # constant, another output or made outside this graph: those need an Identity.
-        made_here = packed.inputs and id(packed.inputs[0]) in {id(n) for n in ctx.graph.nodes}
-        if isinstance(packed, gs.Variable) and made_here and id(packed) not in claimed:
+        made_here = (
+            isinstance(packed, gs.Variable)
+            and packed.inputs
+            and id(packed.inputs[0]) in {id(n) for n in ctx.graph.nodes}
+        )
+        if made_here and id(packed) not in claimed:
             packed.name = t.name
         else:
             out = gs.Variable(t.name)

@@ -32,6 +32,7 @@ from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.reference import evaluator
 from onnx_decomplex.rules import supported_ops
+from onnx_decomplex.rules.unary import FUNCTIONS
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
 OUT = Path(os.environ.get("FUZZ_OUT", "out/fuzz"))
@@ -99,8 +100,22 @@ PRODUCTS = {"Mul", "Pow", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "
             "ReduceSumSquare", "ReduceL2", "ReduceProd"}  # fmt: skip
 
 
+# Functions periodic along a part of their operand (sin and cos of it, inside): past
+# 1 / eps, one ulp of that part spans whole periods, so even the sign of the result is
+# noise, and where the result overflows, the sign of its infinity (docs/rewrite.md,
+# Precision: float64 sine and cosine past 1e5 are onnxruntime's own).
+PERIODIC = {"Sin", "Cos", "Tan", "Exp", "Sinh", "Cosh", "Tanh", "Sigmoid", "Pow"}
+
+
 def _non_finite(value) -> bool:
     return value is not None and np.iscomplexobj(value) and not np.all(np.isfinite(value))
+
+
+def _past_one_period_an_ulp(value) -> bool:
+    if value is None or not np.iscomplexobj(value):
+        return False
+    value = np.asarray(value)
+    return bool(np.any(np.abs(value.view(value.real.dtype)) > 1 / np.finfo(value.real.dtype).eps))
 
 
 def _ops_in(node) -> set[str]:
@@ -115,10 +130,12 @@ def _ops_in(node) -> set[str]:
 
 def _non_finite_causes(case: Case, values: dict) -> list[str]:
     """Why infinities and NaNs may differ from the reference's, not by a bug: a node
-    given a complex operand with an infinite or NaN part, or a product that overflowed.
+    given a complex operand with an infinite or NaN part, a product that overflowed, or
+    a periodic function of a part so large that one ulp of it spans whole periods.
 
-    The rules are exact formulas for finite operands; with an infinite one, an inf - inf
-    or 0 * inf inside a formula may give NaN where numpy gives a signed infinity. A
+    The rules other than the elementwise functions (which give numpy's special values,
+    C99's Annex G) are exact formulas for finite operands; with an infinite one, an
+    inf - inf or 0 * inf inside a formula may give NaN where numpy gives a signed infinity. A
     product past overflow depends on the CPU. Both are documented choices (docs/rewrite.md,
     Precision); any other op's overflow must match.
     """
@@ -127,10 +144,13 @@ def _non_finite_causes(case: Case, values: dict) -> list[str]:
     causes = []
     for node in case.model.graph.node:
         odd = [name for name in node.input if _non_finite(known.get(name))]
-        if odd:
+        if odd and node.op_type not in FUNCTIONS:  # these give numpy's special values
             causes.append(f"{node.op_type} of {odd}")
         elif _ops_in(node) & PRODUCTS and any(_non_finite(known.get(y)) for y in node.output):
             causes.append(f"{node.op_type} overflowed")
+        elif node.op_type in PERIODIC and any(_past_one_period_an_ulp(known.get(x))
+                                              for x in node.input):  # fmt: skip
+            causes.append(f"{node.op_type} of a part past 1 / eps")
     return causes
 
 

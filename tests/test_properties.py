@@ -130,7 +130,7 @@ def _slow(n):
     return settings(
         max_examples=n,
         deadline=None,
-        derandomize=True,
+        derandomize=False,
         database=None,
         suppress_health_check=[HealthCheck.too_slow],
     )

@@ -31,6 +31,21 @@ def test_data_movement_on_a_constant_is_folded(cdtype):
     assert op_types(out) == ["Add"]
 
 
+def test_an_output_folded_to_a_constant_keeps_its_name(cdtype):
+    """A complex output computed from constants alone is folded at rewrite time, into a
+    packed constant under the output's name."""
+    m = make_model(
+        [helper.make_node("ReduceSum", ["w"], ["s"], keepdims=0),
+         helper.make_node("Cast", ["s"], ["y"], to=14),
+         helper.make_node("Mul", ["a", "a"], ["z"])],
+        [vi("a", cdtype, [2])],
+        [vi("y", np.complex64, []), vi("z", cdtype, [2])],
+        [init("w", crandn(RNG, [3], cdtype))],
+    )  # fmt: skip
+    out = assert_rewrites(m)
+    assert [o.name for o in out.graph.output] == ["y", "z"]
+
+
 def test_a_constant_too_large_to_fold_is_moved_at_run_time(cdtype, monkeypatch):
     from onnx_decomplex import rewrite
 

@@ -283,6 +283,61 @@ def test_signed_zeros_of_each_function_match_numpy(op, cdtype):
         assert not wrong.any(), f"{op} {part} part's zero sign differs at {values[wrong]}"
 
 
+def _infinities_and_nans(cdtype) -> np.ndarray:
+    """Every (x, y) with each part one of +-0, +-inf, NaN and a few finite values: where
+    C99's Annex G gives each function its special values (numpy's follow glibc's)."""
+    real = np.dtype(cdtype).char.lower()
+    parts = [0.0, -0.0, 0.5, -2.0, 1e20, np.inf, -np.inf, np.nan]
+    pairs = np.array([(x, y) for x in parts for y in parts], real)
+    return pairs.view(cdtype)[:, 0]
+
+
+@pytest.mark.parametrize("op", sorted(FUNCTIONS))
+def test_each_function_at_infinities_and_nans_is_numpys(op, cdtype):
+    """Where a part is infinite or NaN, each part of the result is numpy's: NaN where
+    numpy's is, else the same infinity or zero (sign and all), or a finite value at
+    the verdict's tolerance. e^(-inf + inf i) = 0 + 0i, tanh(inf + NaN i) = 1 + 0i,
+    sin(NaN + 0i) = NaN + 0i, 1 / (2 + inf i) = 0 - 0i: a NaN where numpy has a value
+    would reach the outputs of a model that overflows on the way."""
+    values = _infinities_and_nans(cdtype)
+    model = single(op, cdtype, shape=[len(values)])
+    with np.errstate(all="ignore"):
+        expected = ReferenceEvaluator(model).run(None, {"a": values})[0]
+    out, _ = decomplex(model)
+    (got,) = run_ort(out, {"a": values.view(values.real.dtype).reshape(-1, 2)})
+    for k, part in enumerate(("real", "imaginary")):
+        want, have = (expected.imag if k else expected.real), got[..., k]
+        close = np.isclose(have, want, rtol=RTOL[cdtype], atol=0.0, equal_nan=True)
+        same = close & (np.signbit(have) == np.signbit(want)) | np.isnan(want) & np.isnan(have)
+        finite = np.isfinite(want) & (want != 0) & close
+        wrong = ~(same | finite)
+        assert not wrong.any(), f"{op} {part} part differs at {values[wrong]}: {have[wrong]}"
+
+
+@pytest.mark.parametrize("op", ["Atanh", "Atan"])
+def test_atanh_within_a_subnormal_of_one(op, cdtype):
+    """atanh(1 - 3e-39i) is 44.7 - 0.785i in complex64: 4x / |1 - a|^2 overflows there,
+    and its logarithm does not (atan alike at +-i)."""
+    real = np.finfo(np.dtype(cdtype).char.lower())
+    tiny = [float(real.smallest_subnormal), 2.5 * float(real.tiny), 1e-30]
+    values = np.array([complex(s, t) for s in (1, -1) for t in tiny + [-t for t in tiny]], cdtype)
+    if op == "Atan":
+        values = values * 1j
+    check(single(op, cdtype, shape=[len(values)]), {"a": values}, cdtype)
+
+
+@pytest.mark.parametrize("op", ["Sin", "Cos", "Tan", "Exp", "Sinh", "Cosh", "Tanh"])
+def test_float64_functions_near_the_zeros_of_sine_and_cosine(op):
+    """cos(fl(pi/2)) is 6.1e-17, and tan(fl(pi/2)) 1.6e16: in complex128, at the
+    multiples of pi/2 on either axis, each result is numpy's to float64's relative
+    tolerance, where onnxruntime's own float64 Cos gives -0 there."""
+    turns = [k * (np.pi / 2) for k in (1, 2, 3, 4, 5, -1, -2, -7, 1001)]
+    values = [complex(t, y) for t in turns for y in (0.0, -0.0, 0.5)]
+    values += [complex(y, t) for t in turns for y in (0.0, 0.5)]
+    values = np.array(values, np.complex128)
+    check(single(op, np.complex128, shape=[len(values)]), {"a": values}, np.complex128)
+
+
 def _overflowing_rows(cdtype, rows: int, width: int) -> np.ndarray:
     """Rows whose products overflow, meet 0 times inf, or pass near the largest float:
     each element a random pick of 0, +-inf, the largest floats, 1e20, the least normal,

@@ -256,6 +256,15 @@ def prod(ctx, node):
         return
     rank, shape = ctx.rank(x), ctx.shape(x)
     kept = [a for a in range(rank) if a not in axes]
+    keepdims = int(node.attrs.get("keepdims", 1))
+    if 0 in [shape[a] for a in kept]:  # an empty result, of static shape
+        dims = [1 if a in axes else shape[a] for a in range(rank)] if keepdims else None
+        dims = dims or [shape[a] for a in kept]
+        if all(isinstance(d, int) for d in dims):
+            empty = np.zeros(dims, dtype)
+            ctx.set_pair(y, empty, empty)
+            ctx.explain("an empty result")
+            return
     perm = axes + kept
     rows = []
     for p in pair:
@@ -271,7 +280,7 @@ def prod(ctx, node):
     else:
         target = ctx.emit("Gather", [ctx.emit("Shape", [pair[0]]), np.array(kept, np.int64)])
     out = [ctx.emit("Reshape", [p, target]) for p in out]
-    if int(node.attrs.get("keepdims", 1)):
+    if keepdims:
         out = [ctx.unsqueeze(p, axes) for p in out]
     ctx.set_pair(y, *out)
     how = "written out" if count is not None and count <= UNROLLED_UP_TO else "a Loop"

@@ -24,8 +24,8 @@ OPS = [
 
 HYPOT = Ops(Abs=2, Max=2, Min=2, Div=1, Mul=2, Add=1, Sqrt=1)
 """|z| = m sqrt(1 + (n / m)^2), m = max(|zr|, |zi|), n = min(|zr|, |zi|)."""
-LOG = Ops(Abs=4, Add=4, Atan=1, Cast=3, Div=4, IsInf=1, Less=3, Log=2, Max=4, Min=5, Mul=5,
-          Sqrt=1, Sub=5, Where=1)  # fmt: skip
+LOG = Ops(Abs=4, Add=4, Atan=1, Cast=3, Div=4, IsInf=3, Less=3, Log=2, Max=4, Min=5,
+          Mul=5, Sqrt=1, Sub=5, Where=2, Or=1)  # fmt: skip
 """log z = log|z| + i arg z (as the Log rule emits it)."""
 ON_PARTS = {
     # sum z^2, per part
@@ -33,15 +33,16 @@ ON_PARTS = {
     # sum |z|, a real value typed complex: (sum, 0)
     "ReduceL1": HYPOT + Ops(IsInf=2, Or=1, Where=1, ReduceSum=1, Shape=1, ConstantOfShape=1),
     # sqrt(sum z^2)
-    "ReduceL2": Ops(Abs=4, Add=6, Cast=2, Div=6, IsInf=1, Less=2, Max=4, Min=6, Mul=7,
-                    ReduceSum=2, Sqrt=3, Sub=3, Where=1),
+    "ReduceL2": Ops(Abs=4, Add=6, Cast=2, Div=6, IsInf=2, Less=2, Max=4, Min=6, Mul=7,
+                    ReduceSum=2, Sqrt=3, Sub=3, Where=4, Equal=2, Or=1, IsNaN=1, And=1),
     # log(sum z)
     "ReduceLogSum": LOG + Ops(ReduceSum=2),
     # m + log(sum e^(z - m)), m the lexicographic maximum (two more ReduceMax
     # without keepdims)
-    "ReduceLogSumExp": Ops(Abs=4, Add=7, Atan=1, Cast=4, Cos=1, Div=4, Equal=2, Exp=1, IsInf=2,
-                           Less=3, Log=2, Max=4, Min=5, Mul=9, ReduceMax=2, ReduceSum=2, Sin=1,
-                           Sqrt=1, Sub=8, Where=2, And=1, Sign=1),
+    "ReduceLogSumExp": Ops(Abs=4, Add=7, Atan=1, Cast=4, Cos=1, Div=4, Equal=3, Exp=1,
+                           IsInf=4, Less=5, Log=2, Max=4, Min=5, Mul=9, ReduceMax=2,
+                           ReduceSum=2, Sin=1, Sqrt=1, Sub=9, Where=7, And=3, IsNaN=2,
+                           Or=1),
 }  # fmt: skip
 """What each reduction that cannot run on the packed tensor emits on the parts of a
 complex64 value (complex128: `at`). ReduceSum and ReduceMean act on both parts alike."""
@@ -145,12 +146,12 @@ def test_softmax(op, opset, cdtype, axis):
         pytest.skip("before opset 13, an inner axis is refused (tested below)")
     m = single(op, cdtype, opset, shape=(2, 2), attrs={} if axis is None else {"axis": axis})
     # e^(z - max zr) over the sum of the same: e^zr (cos zi, sin zi) and a complex division.
-    ops = Ops(Add=2, Cos=1, Div=2, Equal=1, Exp=1, Mul=8, ReduceMax=1, ReduceSum=2, Sin=1,
-              Sub=2, Where=1, IsInf=1, And=1, Sign=1)  # fmt: skip
+    ops = Ops(Add=2, Cos=1, Div=2, Equal=2, Exp=1, Mul=8, ReduceMax=1, ReduceSum=2,
+              Sin=1, Sub=3, Where=5, IsInf=1, And=3, IsNaN=2, Less=2)  # fmt: skip
     if op == "LogSoftmax":  # z - m - log(sum e^(z - m)), m lexicographic, arg wrapped
-        ops = Ops(Abs=4, Add=5, Atan=1, Cast=4, Ceil=1, Cos=1, Div=5, Equal=2, Exp=1, IsInf=2,
-                  Less=3, Log=2, Max=4, Min=5, Mul=10, ReduceMax=2, ReduceSum=2, Sin=1, Sqrt=1,
-                  Sub=12, Where=2, And=1, Sign=1)  # fmt: skip
+        ops = Ops(Abs=4, Add=5, Atan=1, Cast=4, Ceil=1, Cos=1, Div=5, Equal=3, Exp=1,
+                  IsInf=4, Less=5, Log=2, Max=4, Min=5, Mul=10, ReduceMax=2, ReduceSum=2,
+                  Sin=1, Sqrt=1, Sub=13, Where=7, And=3, IsNaN=2, Or=1)  # fmt: skip
     ops = at(cdtype, on_parts(ops))
     assert_rewrites(m, ops=ops)
     # A real part of 95: without the shift, e^z overflows float32.
@@ -164,10 +165,11 @@ def test_log_softmax_of_one_element_is_exactly_zero(cdtype):
     nodes = [helper.make_node("LogSoftmax", ["a"], ["l"], axis=0),
              helper.make_node("Reciprocal", ["l"], ["y"])]  # fmt: skip
     m = make_model(nodes, [vi("a", cdtype, [1])], [vi("y", cdtype, [1])])
-    # LogSoftmax's ops, and the Reciprocal's two bounded divisions.
-    ops = Ops(Abs=6, Add=6, Atan=1, Cast=4, Ceil=1, Cos=1, Div=11, Equal=2, Exp=1, IsInf=2,
-              Less=3, Log=2, Max=6, Min=5, Mul=12, Neg=1, ReduceMax=2, ReduceSum=2, Sin=1,
-              Sqrt=1, Sub=12, Where=2, And=1, Sign=1)  # fmt: skip
+    # LogSoftmax's ops, and the Reciprocal's two bounded divisions and its signed zeros
+    # beside an infinite part.
+    ops = Ops(Abs=8, Add=6, Atan=1, Cast=4, Ceil=1, Cos=1, Div=13, Equal=3, Exp=1,
+              IsInf=6, Less=5, Log=2, Max=9, Min=8, Mul=14, Neg=2, ReduceMax=2,
+              ReduceSum=2, Sin=1, Sqrt=1, Sub=13, Where=10, And=3, IsNaN=2, Or=1, Xor=1)  # fmt: skip
     assert_rewrites(
         m, ops=at(cdtype, on_parts(ops)), feeds={"a": np.array([0.652 + 0.4735j], cdtype)}
     )
@@ -208,3 +210,19 @@ def test_mean_over_a_zero_size_axis_is_nan(cdtype, axes, pair):
     # ReduceSum over the count, which is 0 (so NaN) for no elements.
     ops = on_parts({"ReduceSum": 2, "Div": 2}, pair) if pair else Ops(ReduceSum=1, Div=1)
     assert_rewrites(m, ops=ops, feeds={"a": np.zeros((0, 3), cdtype)})
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("shape, axis", [((0, 3), 1), ((2, 0, 3), 0), ((0, 3), 0)])
+def test_reduce_prod_of_an_empty_tensor(cdtype, shape, axis, keepdims):
+    """An empty result is an empty constant (the output an Identity of it); a product
+    over an empty axis is 1 + 0i, as numpy's: ones of a row's shape."""
+    node = helper.make_node("ReduceProd", ["a", "axes"], ["y"], keepdims=keepdims)
+    m = make_model([node], [vi("a", cdtype, list(shape))], [vi("y", cdtype, None)],
+                   [init("axes", np.array([axis]))])  # fmt: skip
+    ones = Ops(Split=1, Squeeze=1, Flatten=1, Shape=1, Slice=1, ConstantOfShape=1, Add=1,
+               Reshape=2, Unsqueeze=2 + 2 * keepdims, Concat=1)  # fmt: skip
+    ops = (
+        ones if shape[axis] == 0 and 0 not in shape[:axis] + shape[axis + 1 :] else Ops(Identity=1)
+    )
+    assert_rewrites(m, ops=ops, feeds={"a": np.zeros(shape, cdtype)})
