@@ -115,7 +115,8 @@ def _past_one_period_an_ulp(value) -> bool:
     if value is None or not np.iscomplexobj(value):
         return False
     value = np.asarray(value)
-    return bool(np.any(np.abs(value.view(value.real.dtype)) > 1 / np.finfo(value.real.dtype).eps))
+    largest = 1 / np.finfo(value.real.dtype).eps
+    return bool(np.any(np.abs(value.real) > largest) or np.any(np.abs(value.imag) > largest))
 
 
 def _ops_in(node) -> set[str]:

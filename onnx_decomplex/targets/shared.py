@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .common.attention import attentions
 from .common.blocks import blocks
 from .common.fusion import fuse
 from .common.narrow import narrow_double
@@ -85,6 +86,20 @@ def normalized(every_model: bool = False) -> TargetForm:
         "and the square of an L2 norm as one ReduceSumSquare",
         normalizations,
         "normalization",
+        every_model,
+    )
+
+
+def attention(every_model: bool = False) -> TargetForm:
+    """Attention over heads written as ops as one com.microsoft.MultiHeadAttention
+    (`common.attention`)."""
+    return _editing(
+        "attention",
+        "scaled dot-product attention over heads, written as MatMuls, Transposes, a "
+        "scale, a mask's Where and a Softmax (ten to twelve nodes), as one "
+        "com.microsoft.MultiHeadAttention, the mask an additive bias",
+        attentions,
+        "attention",
         every_model,
     )
 

@@ -116,7 +116,8 @@ def _rotate(model, chain: Chain, labels: dict, opset: int) -> str | None:
     interleaved, seq, cos, sin = found
     if len(dims) == 4 and seq not in (1, 2):
         return None
-    _replace(model, chain, dims, (seq, interleaved), opset, table.caches(cos, sin, dims, seq))
+    rotation = (seq, interleaved)
+    _replace(model, chain, dims, rotation, opset, table.caches(cos, sin, dims, seq), labels)
     node = "RotaryEmbedding" if opset >= ROTARY_OPSET else f"{CONTRIB}.RotaryEmbedding"
     pairs = "interleaved pairs" if interleaved else "halves"
     return (f"{chain.y}: a rotation of {chain.x} by {table.spelled()} ({pairs}, "
@@ -414,19 +415,31 @@ def _named(put: Placed, *caches) -> list[str]:
     ]
 
 
-def _replace(model, chain, dims, rotation, opset, caches) -> None:
+def _joined(model, x: str, dims: list, labels: dict) -> str | None:
+    """The [B, S, H D] value that x [B, S, H, D] was split from by a Reshape, where it
+    was: a RotaryEmbedding reads it as it is (a Reshape back and forth is a node each)."""
+    split = next((n for n in model.graph.node if x in n.output), None)
+    if split is None or split.op_type != "Reshape" or split.input[0] not in labels:
+        return None
+    joined = split.input[0]
+    return joined if declared_dims(labels[joined]) == [*dims[:2], dims[2] * dims[3]] else None
+
+
+def _replace(model, chain, dims, rotation, opset, caches, labels) -> None:
     """chain.y as one RotaryEmbedding of x: [B, S, H*D] with num_heads (x [B, S, D] or
-    [B, S, H, D]), or [B, H, S, D] as it is. `rotation` is the position axis and whether
-    pairs are interleaved; `caches(put)` puts in the cos and sin caches [P, D/2] (arrays
-    to hold as constants, or the names of values), and the position ids [B, S] they are
-    read at (None: from position 0)."""
+    [B, S, H, D], which was that where a Reshape split it so), or [B, H, S, D] as it is.
+    `rotation` is the position axis and whether pairs are interleaved; `caches(put)` puts
+    in the cos and sin caches [P, D/2] (arrays to hold as constants, or the names of
+    values), and the position ids [B, S] they are read at (None: from position 0)."""
     seq, interleaved = rotation
     put = Placed(model.graph, chain.y)
     three_d = len(dims) == 3 or seq == 1
     heads = 1 if len(dims) == 3 else dims[2 if seq == 1 else 1]
     x = chain.x
     if len(dims) == 4 and three_d:
-        x = put.node("Reshape", [x, put.constant("rows", np.array([0, 0, -1], np.int64))])
+        x = _joined(model, x, dims, labels) or put.node(
+            "Reshape", [x, put.constant("rows", np.array([0, 0, -1], np.int64))]
+        )
     attrs = {"interleaved": int(interleaved), **({"num_heads": heads} if three_d else {})}
     cos, sin, ids = caches(put)
     if opset >= ROTARY_OPSET:

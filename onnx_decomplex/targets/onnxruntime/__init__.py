@@ -4,7 +4,7 @@ on its CPU provider (docs/performance.md)."""
 from __future__ import annotations
 
 from ..common.rotation import rotations
-from ..shared import affine_chains, block_products, normalized
+from ..shared import affine_chains, attention, block_products, normalized
 from ..target import Lowering, Target, TargetForm, lowers
 
 MATMUL_DFT_MAX_LENGTH = 256
@@ -32,7 +32,8 @@ ONNXRUNTIME = Target(
     "products of real block matrices, a chain "
     "affine in one real signal through a DFT, such as a spectral filter however spelled, "
     "or a long one such as an unrolled recurrence, as the products that cost least, and "
-    "LayerNorm and RMSNorm as one node each, in a model with no complex value too), and a "
+    "LayerNorm and RMSNorm as one node each, and attention over heads as one "
+    "com.microsoft.MultiHeadAttention, in a model with no complex value too), and a "
     "DFT of static "
     "length as MatMuls accurate at float32's level, which onnxruntime's own DFT is not",
     runtime="onnxruntime",
@@ -59,5 +60,6 @@ ONNXRUNTIME = Target(
             every_model=True,
         ),
         block_products(every_model=True),
+        attention(every_model=True),
     ),
 )

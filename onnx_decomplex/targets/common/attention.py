@@ -1,0 +1,221 @@
+"""Scaled dot-product attention over heads, written as ops, as one MultiHeadAttention.
+
+Exporters spell a model's attention (jax2onnx's Einsums, once lowered to MatMuls) as:
+
+    q, k, v = Reshape(xq | xk | xv, [B, S, H, D])       xq, xk, xv: [B, S, H D]
+    s = MatMul(Transpose(q, [0, 2, 1, 3]), Transpose(k, [0, 2, 3, 1]))    [B, H, S, T]
+    s = s / c  (or s * c)                                the scale, where there is one
+    s = Where(mask, s, -inf)                             a mask, where there is one
+    p = Softmax(s, axis=-1)
+    y = Reshape(Transpose(MatMul(p, Transpose(v, [0, 2, 1, 3])), [0, 2, 1, 3]), [B, S, H D])
+
+onnxruntime runs that as ten to twelve nodes, three of them Transposes that copy; its
+com.microsoft.MultiHeadAttention computes the same from xq, xk and xv in one, the mask
+as an additive bias (0 where kept, the Where's constant elsewhere: the same weights,
+since the constant is -inf or below -1e30, past which s + c rounds to c).
+`attentions` finds the spelling by its ops, each value read by the next op alone, and
+puts the node in the place of the last Reshape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ...shapes import declared_dims, infer_shapes
+from .chains import Placed, drop_unused
+
+HEADS_FIRST = [0, 2, 1, 3]
+KEYS_TRANSPOSED = [0, 2, 3, 1]
+
+MASKED_AT_MOST = -1e30
+"""The largest constant a Where may put where the mask is off: a sum with it rounds to
+it, so an additive bias gives the Where's weights (a row masked whole as well)."""
+
+
+class _Graph:
+    """Producers, readers and constants of a graph, and its inferred shapes."""
+
+    def __init__(self, model: onnx.ModelProto):
+        graph = model.graph
+        self.producer = {out: n for n in graph.node for out in n.output}
+        self.readers: dict[str, int] = {o.name: 1 for o in graph.output}
+        for n in graph.node:
+            for name in n.input:
+                self.readers[name] = self.readers.get(name, 0) + 1
+        self.tensors = {t.name: t for t in graph.initializer}
+        for n in graph.node:
+            if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+                self.tensors[n.output[0]] = n.attribute[0].t
+        inferred = infer_shapes(model)
+        values = [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
+        self.values = {v.name: v for v in values}
+
+    def made(self, name: str, op: str, used: list) -> onnx.NodeProto | None:
+        """The node of type `op` that makes `name`, read by one node alone; `used`
+        collects it."""
+        node = self.producer.get(name)
+        if node is None or node.op_type != op or node.domain not in ("", "ai.onnx"):
+            return None
+        if self.readers.get(name) != 1:
+            return None
+        used.append(node)
+        return node
+
+    def scalar(self, name: str) -> float | None:
+        t = self.tensors.get(name)
+        if t is None or t.data_location == TensorProto.EXTERNAL or np.prod(t.dims) != 1:
+            return None
+        return float(numpy_helper.to_array(t).reshape(()))
+
+    def dims(self, name: str) -> list:
+        if name in self.tensors:
+            return list(self.tensors[name].dims)
+        return declared_dims(self.values[name]) if name in self.values else []
+
+    def elem(self, name: str) -> int | None:
+        return self.values[name].type.tensor_type.elem_type if name in self.values else None
+
+
+def _perm(node: onnx.NodeProto) -> list[int] | None:
+    return next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
+
+
+def _heads(g: _Graph, name: str, perm: list[int], used: list):
+    """(x, [B, S, H, D]) where `name` is Transpose(Reshape(x), perm), x [B, S, H D]."""
+    transpose = g.made(name, "Transpose", used)
+    if transpose is None or _perm(transpose) != perm:
+        return None
+    reshape = g.made(transpose.input[0], "Reshape", used)
+    if reshape is None:
+        return None
+    x, split = reshape.input[0], g.dims(transpose.input[0])
+    whole = g.dims(x)
+    if len(split) != 4 or len(whole) != 3 or not all(isinstance(d, int) for d in split[2:]):
+        return None
+    if whole[:2] != split[:2] or whole[2] != split[2] * split[3]:
+        return None
+    return x, split
+
+
+def _scores(g: _Graph, softmax: onnx.NodeProto, used: list):
+    """(q, k, qdims, scale, mask) for the Softmax's input, or None."""
+    s, mask = softmax.input[0], None
+    where = g.producer.get(s)
+    if where is not None and where.op_type == "Where":
+        if g.made(s, "Where", used) is None:
+            return None
+        kept = g.scalar(where.input[2])
+        if kept is None or kept > MASKED_AT_MOST:
+            return None
+        mask, s = (where.input[0], kept), where.input[1]
+    scale = 1.0
+    scaled = g.producer.get(s)
+    if scaled is not None and scaled.op_type in ("Div", "Mul"):
+        c = g.scalar(scaled.input[1])
+        if c is None or g.made(s, scaled.op_type, used) is None:
+            return None
+        scale, s = (1.0 / c if scaled.op_type == "Div" else c), scaled.input[0]
+    product = g.made(s, "MatMul", used)
+    if product is None:
+        return None
+    q = _heads(g, product.input[0], HEADS_FIRST, used)
+    k = _heads(g, product.input[1], KEYS_TRANSPOSED, used)
+    if q is None or k is None or q[1][2:] != k[1][2:]:
+        return None
+    return q[0], k[0], q[1], scale, mask
+
+
+def _values(g: _Graph, probabilities: str, used: list):
+    """(v, y) where the weights multiply heads of v and the result is put back as
+    y [B, S, H D]; or None."""
+    readers = [n for n in g.producer.values() if probabilities in n.input]
+    if g.readers.get(probabilities) != 1 or len(readers) != 1:
+        return None
+    product = readers[0]
+    if product.op_type != "MatMul" or product.input[0] != probabilities:
+        return None
+    used.append(product)
+    v = _heads(g, product.input[1], HEADS_FIRST, used)
+    after = [n for n in g.producer.values() if product.output[0] in n.input]
+    if v is None or g.readers.get(product.output[0]) != 1 or len(after) != 1:
+        return None
+    back = after[0]
+    if back.op_type != "Transpose" or _perm(back) != HEADS_FIRST:
+        return None
+    used.append(back)
+    last = [n for n in g.producer.values() if back.output[0] in n.input]
+    if g.readers.get(back.output[0]) != 1 or len(last) != 1 or last[0].op_type != "Reshape":
+        return None
+    used.append(last[0])
+    y = last[0].output[0]
+    dims = g.dims(y)
+    if len(dims) != 3 or not isinstance(dims[2], int) or dims[2] != np.prod(v[1][2:]):
+        return None
+    return v[0], y
+
+
+def attentions(model: onnx.ModelProto) -> list[str]:
+    """Puts one com.microsoft.MultiHeadAttention in the place of each attention of
+    `model` it finds (see the module), in float32, changing `model` in place; a note
+    per node."""
+    if not any(n.op_type == "Softmax" for n in model.graph.node):
+        return []
+    try:
+        g = _Graph(model)
+    except Exception:  # onnx raises several types: the shapes are unknown
+        return []
+    notes = []
+    for softmax in [n for n in model.graph.node if n.op_type == "Softmax"]:
+        used = [softmax]
+        found = _scores(g, softmax, used)
+        if found is None or g.elem(softmax.input[0]) != TensorProto.FLOAT:
+            continue
+        q, k, dims, scale, mask = found
+        axis = next((a.i for a in softmax.attribute if a.name == "axis"), -1)
+        if axis not in (-1, 3):
+            continue
+        values = _values(g, softmax.output[0], used)
+        if values is None:
+            continue
+        v, y = values
+        bias = _bias(g, mask, dims, g.dims(k)[1]) if mask is not None else None
+        if mask is not None and bias is None:
+            continue
+        put = Placed(model.graph, y)
+        inputs = [q, k, v]
+        if bias is not None:
+            name, kept = bias
+            zero = put.constant("kept", np.zeros((), np.float32))
+            off = put.constant("masked", np.array(kept, np.float32))
+            added = put.node("Where", [name, zero, off])
+            lead = 4 - len(g.dims(name))
+            if lead:
+                added = put.node("Unsqueeze", [added, put.constant("axes", np.arange(lead))])
+            inputs += ["", "", added]
+        heads = dims[2]
+        put.node("MultiHeadAttention", inputs, domain="com.microsoft", num_heads=heads,
+                 scale=float(scale))  # fmt: skip
+        put.done()
+        notes.append(f"{y}: attention of {heads} heads over {q}, {k}, {v} ({len(used)} nodes) "
+                     "-> one com.microsoft.MultiHeadAttention")  # fmt: skip
+    if notes:
+        drop_unused(model.graph)
+        if not any(o.domain == "com.microsoft" for o in model.opset_import):
+            model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return notes
+
+
+def _bias(g: _Graph, mask, dims: list, keys) -> tuple[str, float] | None:
+    """The mask as the additive bias's source, where it broadcasts as MultiHeadAttention's
+    bias does: [..., S, T] with S and T its own, of rank up to 4, its leading dims 1 or
+    the batch's and heads'."""
+    name, kept = mask
+    shape = g.dims(name)
+    if not shape or len(shape) > 4 or shape[-2:] != [dims[1], keys]:
+        return None
+    lead = [1, 1][: 4 - len(shape)] + shape[:-2]
+    if not all(d == 1 or d == full for d, full in zip(lead, [dims[0], dims[2]], strict=True)):
+        return None
+    return name, kept

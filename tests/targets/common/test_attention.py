@@ -1,0 +1,97 @@
+"""Attention over heads written as MatMuls, Transposes, a scale, a mask's Where and a
+Softmax, as one com.microsoft.MultiHeadAttention on the onnxruntime target
+(`common.attention`); a spelling it does not cover, or a value read elsewhere, left as
+written."""
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from helpers import Ops, convert_export, init, make_model, op_counts, vi
+from onnx import helper
+
+from onnx_decomplex import decomplex, validate
+
+F32 = np.float32
+CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "models"
+B, S, H, D = 2, 5, 3, 4
+
+
+def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_rank: int = 2,
+               keys: int = S) -> onnx.ModelProto:  # fmt: skip
+    """xq [B, S, H D] and xk, xv [B, keys, H D] in heads, scores scaled (`scale` "Div"
+    or "Mul", or none), masked by a causal [S, keys] (of `mask_rank`, leading 1s) with
+    `masked` (or not), softmax, weighted values back as [B, S, H D], then Relu."""
+    nodes = [helper.make_node("Reshape", [f"x{n}", f"shape_{n}"], [f"{n}4"]) for n in "qkv"]
+    nodes += [
+        helper.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["v4"], ["vt"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["qt", "kt"], ["s"]),
+    ]
+    s = "s"
+    if scale:
+        nodes.append(helper.make_node(scale, ["s", "c"], ["scaled"]))
+        s = "scaled"
+    if masked is not None:
+        nodes.append(helper.make_node("Where", ["mask", s, "off"], ["kept"]))
+        s = "kept"
+    nodes += [
+        helper.make_node("Softmax", [s], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "vt"], ["o"]),
+        helper.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ot", "shape_y"], ["y0"]),
+        helper.make_node("Relu", ["y0"], ["y"]),
+    ]
+    causal = np.tril(np.ones((S, keys), bool), k=keys - S)
+    inits = [init(f"shape_{n}", np.array([B, S if n == "q" else keys, H, D])) for n in "qkv"]
+    inits += [init("shape_y", np.array([B, S, H * D])), init("c", np.array(2.0, F32)),
+              init("off", np.array(masked if masked is not None else 0, F32)),
+              init("mask", causal.reshape([1] * (mask_rank - 2) + [S, keys]))]  # fmt: skip
+    ins = [vi("xq", F32, [B, S, H * D]), vi("xk", F32, [B, keys, H * D]),
+           vi("xv", F32, [B, keys, H * D])]  # fmt: skip
+    return make_model(nodes, ins, [vi("y", F32, [B, S, H * D])], inits, 18)
+
+
+@pytest.mark.parametrize("scale", ["Div", "Mul", None])
+@pytest.mark.parametrize("mask_rank", [2, 4])
+def test_attention_however_scaled_is_one_node(scale, mask_rank):
+    model = _attention(scale, mask_rank=mask_rank)
+    out, report = decomplex(model, target="onnxruntime")
+    counts = op_counts(out)
+    assert counts["MultiHeadAttention"] == 1, report.lowering_notes
+    assert not counts.keys() & {"Softmax", "Transpose", "MatMul"}
+    assert validate(model, out, atol=1e-6, rtol=1e-5).passed
+
+
+def test_attention_with_no_mask_and_other_keys():
+    model = _attention("Div", masked=None, keys=7)
+    out, _ = decomplex(model, target="onnxruntime")
+    assert op_counts(out) == Ops(MultiHeadAttention=1, Relu=1)
+    assert validate(model, out, atol=1e-6, rtol=1e-5).passed
+
+
+def test_a_mask_that_leaves_a_finite_score_stays():
+    """Where(mask, s, -1e4) is not a sum with -1e4: a row masked whole differs."""
+    out, report = decomplex(_attention("Div", masked=-1e4), target="onnxruntime")
+    assert "MultiHeadAttention" not in op_counts(out) and not report.lowering_notes
+
+
+def test_scores_read_elsewhere_stay():
+    model = _attention("Div")
+    model.graph.output.append(vi("p", F32, [B, H, S, S]))
+    out, _ = decomplex(model, target="onnxruntime")
+    assert "MultiHeadAttention" not in op_counts(out)
+
+
+def test_the_default_target_leaves_attention_as_written():
+    out, report = decomplex(_attention("Div"))
+    assert not report.changed and "MultiHeadAttention" not in op_counts(out)
+
+
+def test_llamas_attention_is_one_node_a_layer(tmp_path):
+    src = CORPUS / "jax2onnx" / "llama_decoder.onnx"
+    result = convert_export(src, tmp_path / "out.onnx", target="onnxruntime")
+    assert result.validation.passed
+    assert op_counts(onnx.load(tmp_path / "out.onnx"))["MultiHeadAttention"] == 2
