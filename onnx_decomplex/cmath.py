@@ -460,19 +460,24 @@ HALF_PI_PARTS = (1.5707963267341256, 6.077100506506192e-11)
 """pi/2 as P1 + P2 to 86 bits, P1 of 33 bits, so that k P1 is exact for |k| < 2^20."""
 
 REDUCED_UP_TO = 1e5
-"""The largest |x| whose float64 sine and cosine are taken by `QuarterTurns`; past it,
-onnxruntime's own."""
+"""The largest |x| whose float64 sine or cosine `QuarterTurns` takes near a zero."""
+
+NEAR_ZERO = 1e-4
+"""Where onnxruntime's float64 sine or cosine is below this, `QuarterTurns` gives
++-r (1 - r^2 / 6) instead: its absolute error of 1e-16 is a relative 1e-12 there, and
+the next term, r^5 / 120, is 1e-22 of r."""
 
 
 class QuarterTurns:
     """x = k pi/2 + r, |r| <= pi/4 (Cody and Waite's reduction by a two-part pi/2), for
-    float64 sin x and cos x with error relative to the result near its zeros too:
+    float64 sin x and cos x with an error relative to the result near their zeros:
     onnxruntime 1.32's vectorized float64 Sin and Cos have an absolute error near 1e-16
     there (cos(fl(pi/2)) is -0, where numpy's is 6.1e-17), which a sign, a cast to bool
-    or a pole (tan(fl(pi/2)) = 1.6e16) turns into a wrong result. On |r| <= pi/4 its Sin
-    and Cos are within an ulp. sin(x) = sin r cos(k pi/2) + cos r sin(k pi/2), of which
-    one term is 0: a Where picks the other, which is never a zero that must keep its
-    sign (`Ops.where`)."""
+    or a pole (tan(fl(pi/2)) = 1.6e16) turns into a wrong result. Near a zero of sin x
+    (k even) it is +-sin r, near one of cos x (k odd) -+sin r, sin r = r (1 - r^2 / 6) to
+    float64's precision there (`NEAR_ZERO`); elsewhere onnxruntime's own, from the same
+    Sin and Cos nodes. The sign is that of cos(k pi/2) or sin(k pi/2): + for k mod 4 in
+    {0, 1}, - for {2, 3}."""
 
     def __init__(self, ops, x):
         self.ops, self.x = ops, x
@@ -480,33 +485,31 @@ class QuarterTurns:
         def one(v):
             return _c(v, np.float64)
 
-        def nearest(v):  # an integer within 1/2 of v, +0 for 0 (Round is from opset 11)
-            return ops.floor(ops.add(v, one(0.5)))
+        def floor_half(v):
+            return ops.floor(ops.mul(v, one(0.5)))
 
-        k = nearest(ops.mul(x, one(2 / np.pi)))
+        # k to the nearest integer, +0 near 0, so that r keeps the sign of x = -0
+        k = ops.floor(ops.add(ops.mul(x, one(2 / np.pi)), one(0.5)))
         p1, p2 = HALF_PI_PARTS
-        # k is +0 near 0, so that r keeps the sign of x = -0
-        self.r = ops.sub(ops.sub(x, ops.mul(k, one(p1))), ops.mul(k, one(p2)))
-        self.sin_r, self.cos_r = ops.small_sin(self.r), ops.small_cos(self.r)
-        turn = ops.mul(k, one(np.pi / 2))
-        # cos(k pi/2) and sin(k pi/2): +-1 or +-0, exactly, once rounded
-        self.cos_k, self.sin_k = nearest(ops.small_cos(turn)), nearest(ops.small_sin(turn))
-        self.large = ops.less(one(REDUCED_UP_TO), ops.abs(x))
+        r = ops.sub(ops.sub(x, ops.mul(k, one(p1))), ops.mul(k, one(p2)))
+        sin_r = ops.mul(r, ops.sub(one(1), ops.mul(ops.mul(r, r), one(1 / 6))))  # r of -0 too
+        # +-1 by k mod 4: floor(k / 2) - 2 floor(k / 4) is 0 or 1
+        half = floor_half(k)
+        flip = ops.sub(half, ops.mul(floor_half(half), one(2)))
+        self.near = ops.mul(sin_r, ops.sub(one(1), ops.mul(flip, one(2))))
+        self.far = ops.less(one(REDUCED_UP_TO), ops.abs(x))
 
-    def _pick(self, unit, on_unit, other, plain):
-        ops, half = self.ops, _c(0.5, np.float64)
-        reduced = ops.where(ops.less(half, ops.abs(unit)), on_unit, other)
-        return ops.where(self.large, plain, reduced)
+    def _pick(self, plain, near):
+        ops = self.ops
+        # onnxruntime's value in the Where's second place: it is no zero where picked
+        kept = ops.or_(ops.less(_c(NEAR_ZERO, np.float64), ops.abs(plain)), self.far)
+        return ops.where(kept, plain, near)
 
     def sin(self):
-        ops = self.ops
-        return self._pick(self.sin_k, ops.mul(self.cos_r, self.sin_k),
-                          ops.mul(self.sin_r, self.cos_k), ops.small_sin(self.x))  # fmt: skip
+        return self._pick(self.ops.small_sin(self.x), self.near)
 
     def cos(self):
-        ops = self.ops
-        return self._pick(self.cos_k, ops.mul(self.cos_r, self.cos_k),
-                          ops.mul(self.sin_r, ops.neg(self.sin_k)), ops.small_cos(self.x))  # fmt: skip
+        return self._pick(self.ops.small_cos(self.x), self.ops.neg(self.near))
 
 
 def atan_unit_refined(ops, t, atan32):

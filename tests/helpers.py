@@ -92,11 +92,11 @@ COSH_BY_EXP = Ops(Exp=2, Neg=1, Add=1, Mul=1)
 """float64 cosh x = (e^x + e^-x) * 0.5."""
 SINH_BY_TANH = Ops(Tanh=1, Mul=1) + COSH_BY_EXP
 """float64 sinh x = tanh x cosh x."""
-QUARTER_TURNS = Ops(Mul=4, Add=3, Floor=3, Sub=2, Sin=2, Cos=2, Abs=1, Less=1)
-"""float64 x = k pi/2 + r (`cmath.QuarterTurns`): k, r by a two-part pi/2, sin r and
-cos r, cos(k pi/2) and sin(k pi/2) rounded, and the test for |x| past the reduction."""
-SIN_TURNED = Ops(Abs=1, Less=1, Where=2, Mul=2, Sin=1)
-"""float64 sin x from x's quarter turns, or onnxruntime's Sin past them."""
+QUARTER_TURNS = Ops(Mul=11, Add=1, Floor=3, Sub=5, Abs=1, Less=1)
+"""float64 x = k pi/2 + r (`cmath.QuarterTurns`): k and r by a two-part pi/2, sin r near
+0 as r (1 - r^2 / 6), its sign by k mod 4, and the test for |x| past the reduction."""
+SIN_TURNED = Ops(Sin=1, Abs=1, Less=1, Or=1, Where=1)
+"""float64 sin x: onnxruntime's, or its quarter turns' near its zeros."""
 COS_TURNED = SIN_TURNED + Ops(Neg=1, Sin=-1, Cos=1)
 """float64 cos x alike."""
 
@@ -105,8 +105,8 @@ def in_double(ops: Mapping[str, int]) -> Ops:
     """`ops` as a complex128 rewrite emits them: onnxruntime's CPU provider has no
     float64 Atan, Sinh or Cosh (`dtypes.ORT_CPU_NO_FLOAT64`), which are built from ops
     it has; each Atan is refined by one Newton step from its float32 value. Sin and Cos
-    are taken from quarter turns (`cmath.QuarterTurns`), one reduction for the sine and
-    the cosine of one value, as every formula takes both."""
+    are corrected near their zeros by quarter turns (`cmath.QuarterTurns`), one reduction
+    for the sine and the cosine of one value, as every formula takes both."""
     ops = Ops(ops)
     sinh, cosh = ops.pop("Sinh", 0), ops.pop("Cosh", 0)
     sin, cos = ops.pop("Sin", 0), ops.pop("Cos", 0)

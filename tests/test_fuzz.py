@@ -100,6 +100,11 @@ PRODUCTS = {"Mul", "Pow", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "
             "ReduceSumSquare", "ReduceL2", "ReduceProd"}  # fmt: skip
 
 
+# Functions with a pole: where the reference's operand sits exactly on it (log(0), as
+# log(log(acos(cos 1))) meets in float64), and is a computed value, a rounding of it
+# elsewhere (one ulp) gives a finite value where the reference's is infinite.
+POLES = {"Log", "Div", "Reciprocal", "Pow", "Tan", "Tanh", "Atanh", "Atan"}
+
 # Functions periodic along a part of their operand (sin and cos of it, inside): past
 # 1 / eps, one ulp of that part spans whole periods, so even the sign of the result is
 # noise, and where the result overflows, the sign of its infinity (docs/rewrite.md,
@@ -109,6 +114,17 @@ PERIODIC = {"Sin", "Cos", "Tan", "Exp", "Sinh", "Cosh", "Tanh", "Sigmoid", "Pow"
 
 def _non_finite(value) -> bool:
     return value is not None and np.iscomplexobj(value) and not np.all(np.isfinite(value))
+
+
+def _at_a_pole(node, known: dict, computed: set) -> bool:
+    """The node's operands are finite, one of them computed by another node, and its
+    reference value is not."""
+    ins = [known.get(x) for x in node.input if x]
+    return (
+        any(x in computed for x in node.input)
+        and all(v is not None and np.all(np.isfinite(v)) for v in ins)
+        and any(_non_finite(known.get(y)) for y in node.output)
+    )
 
 
 def _past_one_period_an_ulp(value) -> bool:
@@ -131,8 +147,9 @@ def _ops_in(node) -> set[str]:
 
 def _non_finite_causes(case: Case, values: dict) -> list[str]:
     """Why infinities and NaNs may differ from the reference's, not by a bug: a node
-    given a complex operand with an infinite or NaN part, a product that overflowed, or
-    a periodic function of a part so large that one ulp of it spans whole periods.
+    given a complex operand with an infinite or NaN part, a product that overflowed, a
+    periodic function of a part so large that one ulp of it spans whole periods, or a
+    function at a pole of an operand computed (and so rounded) before it.
 
     The rules other than the elementwise functions (which give numpy's special values,
     C99's Annex G) are exact formulas for finite operands; with an infinite one, an
@@ -142,7 +159,7 @@ def _non_finite_causes(case: Case, values: dict) -> list[str]:
     """
     known = {**values, **case.feeds}
     known.update((t.name, numpy_helper.to_array(t)) for t in case.model.graph.initializer)
-    causes = []
+    causes, computed = [], set()
     for node in case.model.graph.node:
         odd = [name for name in node.input if _non_finite(known.get(name))]
         if odd and node.op_type not in FUNCTIONS:  # these give numpy's special values
@@ -152,6 +169,9 @@ def _non_finite_causes(case: Case, values: dict) -> list[str]:
         elif node.op_type in PERIODIC and any(_past_one_period_an_ulp(known.get(x))
                                               for x in node.input):  # fmt: skip
             causes.append(f"{node.op_type} of a part past 1 / eps")
+        elif node.op_type in POLES and _at_a_pole(node, known, computed):
+            causes.append(f"{node.op_type} at a pole of a computed operand")
+        computed.update(node.output)
     return causes
 
 

@@ -83,6 +83,7 @@ class Departure:
         max_tol: Its worst error as a share of the tolerance.
         rule: What the rewrite did for that node (its rule's explanation), where known.
         tensors: The rewrite's tensors that hold it.
+        shape: (the rewrite's shape, the reference's) where they differ.
     """
 
     node: str
@@ -91,10 +92,15 @@ class Departure:
     max_tol: float
     rule: str | None = None
     tensors: tuple[str, ...] = ()
+    shape: tuple[tuple, tuple] | None = None
 
     def describe(self) -> str:
         how = f"; rewritten as {self.rule}" if self.rule else ""
         made = f"{self.node} ({self.op})" if self.node else f"a {self.op} node"
+        if self.shape is not None:
+            got, want = self.shape
+            return (f"first departs at {self.value}, made by {made}: shape {tuple(got)}, "
+                    f"expected {tuple(want)}{how}")  # fmt: skip
         return (f"first departs at {self.value}, made by {made}: "
                 f"{self.max_tol:.2g} of the tolerance{how}")  # fmt: skip
 

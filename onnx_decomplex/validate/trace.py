@@ -8,8 +8,8 @@ in the reference evaluator (its intermediate values), the rewrite in onnxruntime
 values are compared in the original's node order at the comparison's tolerance, and the
 first beyond it is the `Departure`: the node that made it, its op, and what its rule did.
 
-A value the target's forms fused away (its tensors are gone from the rewrite) is skipped,
-and so is one of another shape. Without `Held` (a conversion made elsewhere), the values
+A value the target's forms fused away (its tensors are gone from the rewrite) is skipped;
+one of another shape is the departure only where no value departs in number. Without `Held` (a conversion made elsewhere), the values
 whose names both models hold are compared: the real ones, and complex ones held packed
 under their own name.
 """
@@ -111,6 +111,7 @@ def first_departure(
     order = [o.name for o in model.graph.output]
     values = dict(zip(order, got, strict=True))
     rules = _rules(explanations or [])
+    misshapen = None  # the first value of another shape, where no value departs
     for node, value, how in pairs:
         e = expected.get(value)
         if not isinstance(e, np.ndarray) or e.dtype.kind not in "fc":
@@ -121,12 +122,15 @@ def first_departure(
         if how[0] != "pair" and is_complex_np(np.asarray(e).dtype) and a.shape[-1:] == (2,):
             a = unpack(a)
         if a.shape != np.shape(e):
+            if misshapen is None:
+                misshapen = Departure(node.name, node.op_type, value, np.inf,
+                                      rules.get(node.name), how[1:], shape=(a.shape, np.shape(e)))  # fmt: skip
             continue
         _, _, share = errors(np.asarray(e), a, atol, rtol)
         worst = float(np.max(share, initial=0.0))
         if worst > 1:
             return Departure(node.name, node.op_type, value, worst, rules.get(node.name), how[1:])
-    return None
+    return misshapen
 
 
 def _rules(explanations: list[str]) -> dict[str, str]:

@@ -73,3 +73,20 @@ def test_a_passing_rewrite_departs_nowhere():
     out, made = _rewrite(model)
     assert first_departure(model, out, _feeds(), 1e-5, 1e-4, made) is None
     assert validate(model, out, _feeds(), rewrite=made).departure is None
+
+
+def test_a_value_of_another_shape_departs_where_no_number_does():
+    """A Transpose given the wrong perm makes the output of another shape: no value
+    departs in number, so the first of another shape is named, with both shapes."""
+    nodes = [helper.make_node("Mul", ["z", "w"], ["m"], name="times"),
+             helper.make_node("Transpose", ["m"], ["y"], name="turn", perm=[1, 0])]  # fmt: skip
+    model = make_model(nodes, [vi(n, np.complex64, [3, 4]) for n in ("z", "w")],
+                       [vi("y", np.complex64, [4, 3])])  # fmt: skip
+    out, made = _rewrite(model)
+    broken = onnx.ModelProto()
+    broken.CopyFrom(out)
+    for turn in (n for n in broken.graph.node if n.op_type == "Transpose"):  # each part's
+        turn.attribute[0].ints[:] = [0, 1]
+    found = first_departure(model, broken, _feeds(), 1e-5, 1e-4, made)
+    assert (found.node, found.value) == ("turn", "y")
+    assert found.describe().startswith("first departs at y, made by turn (Transpose): shape (3, 4)")
