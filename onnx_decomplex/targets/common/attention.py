@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-from ...shapes import declared_dims, infer_shapes
 from .chains import Placed, drop_unused
+from .matching import Matched
 
 HEADS_FIRST = [0, 2, 1, 3]
 KEYS_TRANSPOSED = [0, 2, 3, 1]
@@ -34,60 +34,16 @@ MASKED_AT_MOST = -1e30
 it, so an additive bias gives the Where's weights (a row masked whole as well)."""
 
 
-class _Graph:
-    """Producers, readers and constants of a graph, and its inferred shapes."""
-
-    def __init__(self, model: onnx.ModelProto):
-        graph = model.graph
-        self.producer = {out: n for n in graph.node for out in n.output}
-        self.readers: dict[str, int] = {o.name: 1 for o in graph.output}
-        for n in graph.node:
-            for name in n.input:
-                self.readers[name] = self.readers.get(name, 0) + 1
-        self.tensors = {t.name: t for t in graph.initializer}
-        for n in graph.node:
-            if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
-                self.tensors[n.output[0]] = n.attribute[0].t
-        inferred = infer_shapes(model)
-        values = [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
-        self.values = {v.name: v for v in values}
-
-    def made(self, name: str, op: str, used: list) -> onnx.NodeProto | None:
-        """The node of type `op` that makes `name`, read by one node alone; `used`
-        collects it."""
-        node = self.producer.get(name)
-        if node is None or node.op_type != op or node.domain not in ("", "ai.onnx"):
-            return None
-        if self.readers.get(name) != 1:
-            return None
-        used.append(node)
-        return node
-
-    def scalar(self, name: str) -> float | None:
-        t = self.tensors.get(name)
-        if t is None or t.data_location == TensorProto.EXTERNAL or np.prod(t.dims) != 1:
-            return None
-        return float(numpy_helper.to_array(t).reshape(()))
-
-    def dims(self, name: str) -> list:
-        if name in self.tensors:
-            return list(self.tensors[name].dims)
-        return declared_dims(self.values[name]) if name in self.values else []
-
-    def elem(self, name: str) -> int | None:
-        return self.values[name].type.tensor_type.elem_type if name in self.values else None
-
-
 def _perm(node: onnx.NodeProto) -> list[int] | None:
     return next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
 
 
-def _heads(g: _Graph, name: str, perm: list[int], used: list):
+def _heads(g: Matched, name: str, perm: list[int], used: list):
     """(x, [B, S, H, D]) where `name` is Transpose(Reshape(x), perm), x [B, S, H D]."""
-    transpose = g.made(name, "Transpose", used)
+    transpose = g.made(name, "Transpose", used, alone=True)
     if transpose is None or _perm(transpose) != perm:
         return None
-    reshape = g.made(transpose.input[0], "Reshape", used)
+    reshape = g.made(transpose.input[0], "Reshape", used, alone=True)
     if reshape is None:
         return None
     x, split = reshape.input[0], g.dims(transpose.input[0])
@@ -99,12 +55,12 @@ def _heads(g: _Graph, name: str, perm: list[int], used: list):
     return x, split
 
 
-def _scores(g: _Graph, softmax: onnx.NodeProto, used: list):
+def _scores(g: Matched, softmax: onnx.NodeProto, used: list):
     """(q, k, qdims, scale, mask) for the Softmax's input, or None."""
     s, mask = softmax.input[0], None
     where = g.producer.get(s)
     if where is not None and where.op_type == "Where":
-        if g.made(s, "Where", used) is None:
+        if g.made(s, "Where", used, alone=True) is None:
             return None
         kept = g.scalar(where.input[2])
         if kept is None or kept > MASKED_AT_MOST:
@@ -114,10 +70,10 @@ def _scores(g: _Graph, softmax: onnx.NodeProto, used: list):
     scaled = g.producer.get(s)
     if scaled is not None and scaled.op_type in ("Div", "Mul"):
         c = g.scalar(scaled.input[1])
-        if c is None or g.made(s, scaled.op_type, used) is None:
+        if c is None or g.made(s, scaled.op_type, used, alone=True) is None:
             return None
         scale, s = (1.0 / c if scaled.op_type == "Div" else c), scaled.input[0]
-    product = g.made(s, "MatMul", used)
+    product = g.made(s, "MatMul", used, alone=True)
     if product is None:
         return None
     q = _heads(g, product.input[0], HEADS_FIRST, used)
@@ -127,30 +83,26 @@ def _scores(g: _Graph, softmax: onnx.NodeProto, used: list):
     return q[0], k[0], q[1], scale, mask
 
 
-def _values(g: _Graph, probabilities: str, used: list):
-    """(v, y) where the weights multiply heads of v and the result is put back as
+def _values(g: Matched, probabilities: str, used: list, heads: int):
+    """(v, y) where the weights multiply `heads` heads of v and the result is put back as
     y [B, S, H D]; or None."""
-    readers = [n for n in g.producer.values() if probabilities in n.input]
-    if g.readers.get(probabilities) != 1 or len(readers) != 1:
-        return None
-    product = readers[0]
-    if product.op_type != "MatMul" or product.input[0] != probabilities:
+    nodes = g.model.graph.node
+    product = g.only_reader(probabilities, nodes)
+    if product is None or product.op_type != "MatMul" or product.input[0] != probabilities:
         return None
     used.append(product)
     v = _heads(g, product.input[1], HEADS_FIRST, used)
-    after = [n for n in g.producer.values() if product.output[0] in n.input]
-    if v is None or g.readers.get(product.output[0]) != 1 or len(after) != 1:
+    back = g.only_reader(product.output[0], nodes)
+    if v is None or v[1][2] != heads or back is None or back.op_type != "Transpose":
         return None
-    back = after[0]
-    if back.op_type != "Transpose" or _perm(back) != HEADS_FIRST:
+    if _perm(back) != HEADS_FIRST:
         return None
     used.append(back)
-    last = [n for n in g.producer.values() if back.output[0] in n.input]
-    if g.readers.get(back.output[0]) != 1 or len(last) != 1 or last[0].op_type != "Reshape":
+    last = g.only_reader(back.output[0], nodes)
+    if last is None or last.op_type != "Reshape":
         return None
-    used.append(last[0])
-    y = last[0].output[0]
-    dims = g.dims(y)
+    used.append(last)
+    y, dims = last.output[0], g.dims(last.output[0])
     if len(dims) != 3 or not isinstance(dims[2], int) or dims[2] != np.prod(v[1][2:]):
         return None
     return v[0], y
@@ -162,8 +114,9 @@ def attentions(model: onnx.ModelProto) -> list[str]:
     per node."""
     if not any(n.op_type == "Softmax" for n in model.graph.node):
         return []
+    g = Matched(model)
     try:
-        g = _Graph(model)
+        g.values  # noqa: B018  (inferred once here, or nothing is matched)
     except Exception:  # onnx raises several types: the shapes are unknown
         return []
     notes = []
@@ -176,10 +129,12 @@ def attentions(model: onnx.ModelProto) -> list[str]:
         axis = next((a.i for a in softmax.attribute if a.name == "axis"), -1)
         if axis not in (-1, 3):
             continue
-        values = _values(g, softmax.output[0], used)
+        values = _values(g, softmax.output[0], used, dims[2])
         if values is None:
             continue
         v, y = values
+        if g.dims(v)[:1] != dims[:1] or g.dims(v)[1] != g.dims(k)[1]:
+            continue  # values of another batch, or for other keys
         bias = _bias(g, mask, dims, g.dims(k)[1]) if mask is not None else None
         if mask is not None and bias is None:
             continue
@@ -207,7 +162,7 @@ def attentions(model: onnx.ModelProto) -> list[str]:
     return notes
 
 
-def _bias(g: _Graph, mask, dims: list, keys) -> tuple[str, float] | None:
+def _bias(g: Matched, mask, dims: list, keys) -> tuple[str, float] | None:
     """The mask as the additive bias's source, where it broadcasts as MultiHeadAttention's
     bias does: [..., S, T] with S and T its own, of rank up to 4, its leading dims 1 or
     the batch's and heads'."""

@@ -17,74 +17,20 @@ refuses: an RMSNorm below 23 stays as written.)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from ...graphs import default_opset
-from ...shapes import declared_dims, infer_shapes
 from .chains import Placed, drop_unused
+from .matching import Matched
 
 LAYER_NORM_OPSET = 17
 RMS_NORM_OPSET = 23
 
-MAX_CONSTANT = 1 << 16
-"""The most values of a constant read as an eps, an axis or a weight."""
 
-
-class _Graph:
-    """What the matching reads: each value's producer and readers, constants, shapes."""
-
-    def __init__(self, model: onnx.ModelProto):
-        graph = model.graph
-        self.producer = {out: n for n in graph.node for out in n.output}
-        self.readers: dict[str, int] = {}
-        for n in graph.node:
-            for name in n.input:
-                self.readers[name] = self.readers.get(name, 0) + 1
-        for o in graph.output:
-            self.readers[o.name] = self.readers.get(o.name, 0) + 1
-        self.tensors = {t.name: t for t in graph.initializer}
-        for n in graph.node:
-            if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
-                self.tensors[n.output[0]] = n.attribute[0].t
-        self.model, self._values = model, None
-
-    def constant(self, name: str) -> np.ndarray | None:
-        """A small constant's value; None for any other (weights on disk are not read)."""
-        t = self.tensors.get(name)
-        if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
-            return None
-        if math.prod(t.dims) > MAX_CONSTANT:
-            return None
-        return numpy_helper.to_array(t)
-
-    @property
-    def values(self) -> dict:
-        """The value infos shape inference gives, by name: inferred once, where a formula
-        is found."""
-        if self._values is None:
-            inferred = infer_shapes(self.model)
-            values = [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
-            self._values = {v.name: v for v in values}
-        return self._values
-
-    def dims(self, name: str) -> list:
-        return declared_dims(self.values[name]) if name in self.values else []
-
-    def elem(self, name: str) -> int | None:
-        return self.values[name].type.tensor_type.elem_type if name in self.values else None
-
-    def made(self, name: str, op: str, used: list) -> onnx.NodeProto | None:
-        """The node of type `op` that makes `name` (`used` collects it: that nothing but
-        the formula reads what it makes is checked once the formula is whole)."""
-        node = self.producer.get(name)
-        if node is None or node.op_type != op or node.domain not in ("", "ai.onnx"):
-            return None
-        used.append(node)
-        return node
+class _Graph(Matched):
+    """What the matching reads (`Matched`), and a normalization's weights and means."""
 
     def weight(self, name: str, width: int) -> np.ndarray | None:
         """A constant that varies along the last axis alone, as [width]."""
@@ -96,16 +42,6 @@ class _Graph:
         ):
             return None
         return np.broadcast_to(value.reshape(-1), (width,))
-
-    def only_reader(self, name: str, nodes) -> onnx.NodeProto | None:
-        """The one node that reads `name`, where one does, once."""
-        if self.readers.get(name) != 1:
-            return None
-        return next((n for n in nodes if name in n.input), None)
-
-    def scalar(self, name: str) -> float | None:
-        value = self.constant(name)
-        return float(value.reshape(())) if value is not None and value.size == 1 else None
 
     def last_axis_mean(self, node: onnx.NodeProto, rank: int) -> bool:
         """A ReduceMean over the last axis, its dims kept."""
