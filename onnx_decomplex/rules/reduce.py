@@ -1,6 +1,6 @@
 """Reductions of complex values.
 
-    ReduceSum/ReduceMean(z)  -> the op on the packed tensor, axes moved   # a mean of nothing: ReduceSum / 0
+    ReduceSum/ReduceMean(z)  -> the op on the packed tensor, axes moved   # a mean over a dim that may be 0: ReduceSum / count
     ReduceSumSquare(z)       -> ReduceSum(z^2)                 # z^2 complex, (zr - zi)(zr + zi) + i 2 zr zi
     ReduceL1(z)              -> (ReduceSum(|z|), 0)
     ReduceL2(z)              -> sqrt(ReduceSum(z^2))           # the reference's own formula
@@ -69,16 +69,28 @@ def _reduce_parts(ctx, node, op, pair):
     return tuple(_reduce(ctx, node, op, p) for p in pair)
 
 
-def _empty_mean(ctx, node) -> bool:
-    """True for a ReduceMean over a dim known to be 0: numpy's mean of nothing is NaN,
-    where onnxruntime's ReduceMean gives 0."""
+def _mean_count(ctx, node, dtype):
+    """What a ReduceMean divides a ReduceSum by where a dim it reduces may be 0 (numpy's
+    mean of nothing is NaN, 0 / 0, where onnxruntime's ReduceMean gives 0): 0 where one
+    is known to be 0, the count at run time where one is known only then; None where
+    every reduced dim is known and not 0, or the axes are given at run time."""
     shape = ctx.shape(node.inputs[0])
     kind, axes = node_axes(ctx, node)
     if node.op != "ReduceMean" or shape is None or kind == "tensor":
-        return False
+        return None
     if not axes and int(node.attrs.get("noop_with_empty_axes", 0)):
-        return False
-    return any(shape[a] == 0 for a in (axes or range(len(shape))))
+        return None
+    axes = sorted(a % len(shape) for a in axes) if axes else list(range(len(shape)))
+    dims = [shape[a] for a in axes]
+    if 0 in dims:
+        return np.array(0, dtype)
+    if all(isinstance(d, int) for d in dims):
+        return None
+    x = node.inputs[0]
+    held = ctx.pair(x)[0] if ctx.prefers_pair(x) else ctx.packed(x)  # its first dims are x's
+    reduced = ctx.emit("Gather", [ctx.emit("Shape", [held]), np.array(axes, np.int64)])
+    count = ctx.emit("ReduceProd", [reduced], {"keepdims": 0})
+    return ctx.emit("Cast", [count], {"to": onnx_of(dtype)})
 
 
 @rule("ReduceSum", "ReduceMean")
@@ -86,10 +98,9 @@ def sum_mean(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     kind, axes = node_axes(ctx, node)
     all_axes = kind == "none" or (kind == "list" and not axes)
-    op, count = node.op, None
-    if _empty_mean(ctx, node):
-        # The sum of nothing over a count of 0: 0 / 0, NaN as numpy's mean.
-        op, count = "ReduceSum", np.array(0, ctx.real_dtype(y))
+    op, count = node.op, _mean_count(ctx, node, ctx.real_dtype(y))
+    if count is not None:  # the sum over the count: a mean of nothing is 0 / 0, NaN
+        op = "ReduceSum"
     if ctx.prefers_pair(x) or (all_axes and ctx.rank(x) is None):
         parts = _reduce_parts(ctx, node, op, ctx.pair(x))
         ctx.set_pair(y, *(parts if count is None else (ctx.div(p, count) for p in parts)))

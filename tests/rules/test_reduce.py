@@ -226,3 +226,15 @@ def test_reduce_prod_of_an_empty_tensor(cdtype, shape, axis, keepdims):
         ones if shape[axis] == 0 and 0 not in shape[:axis] + shape[axis + 1 :] else Ops(Identity=1)
     )
     assert_rewrites(m, ops=ops, feeds={"a": np.zeros(shape, cdtype)})
+
+
+@pytest.mark.parametrize("rows", [0, 3])
+def test_reduce_mean_over_a_dim_known_at_run_time(cdtype, rows):
+    """The sum over the count the input has: NaN where it has no rows, as numpy's mean of
+    nothing, where onnxruntime's ReduceMean gives 0."""
+    node = helper.make_node("ReduceMean", ["a", "axes"], ["y"], keepdims=0)
+    m = make_model([node], [vi("a", cdtype, ["n", 2])], [vi("y", cdtype, None)],
+                   [init("axes", np.array([0]))])  # fmt: skip
+    ops = Ops(ReduceSum=1, Shape=1, Gather=1, ReduceProd=1, Cast=1, Div=1)
+    z = (np.arange(rows * 2) + 1j).reshape(rows, 2).astype(cdtype)
+    assert_rewrites(m, ops=ops, feeds={"a": z})
