@@ -225,6 +225,8 @@ def _fuse_chain(
         if not all(isinstance(d, int) for d in [*tail, *tail_y]):
             continue
         n, n_out = math.prod(tail), math.prod(tail_y)
+        if not n or not n_out:
+            return None  # an empty signal or value: nothing to compute
         flexible = [i for i, d in enumerate(lead) if not isinstance(d, int)]
         shape = [(n if i == 0 else 1) if i in flexible else d for i, d in enumerate(lead)]
         try:

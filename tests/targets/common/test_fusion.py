@@ -9,7 +9,7 @@ import pytest
 from helpers import Ops, assert_rewrites, crandn, init, make_model, op_counts, vi
 from onnx import TensorProto, helper
 
-from onnx_decomplex import decomplex
+from onnx_decomplex import decomplex, validate
 from onnx_decomplex.targets.common import chains, fusion, probe
 
 F32 = np.float32
@@ -211,3 +211,19 @@ def test_a_long_elementwise_chain_is_not_read_whole(monkeypatch):
     assert read == [[2048, 2]]
     assert not any("affine in" in note for note in report.lowering_notes)
     assert op_counts(out)["Mul"] >= 20
+
+
+def test_an_affine_chain_of_an_empty_value_is_left_as_it_is():
+    """A Where of an empty mask makes an empty value of a product: its chain has nothing
+    to compute (its map has no entries to read a convolution or a product from)."""
+    nodes = [helper.make_node("GatherND", ["v", "at"], ["c"]),
+             helper.make_node("Gemm", ["x", "w"], ["g"], transA=1, transB=1),
+             helper.make_node("Where", ["mask", "c", "g"], ["y"])]  # fmt: skip
+    cdtype = np.complex64
+    m = make_model(
+        nodes, [vi("x", cdtype, [2, 1])], [vi("y", cdtype, [1, 0])],
+        [init("v", np.array([1j, 2], cdtype)), init("at", np.zeros((0, 1), np.int64)),
+         init("w", np.array([[1 + 2j, 3 - 1j]], cdtype)), init("mask", np.zeros((1, 0), bool))],
+    )  # fmt: skip
+    out, _ = decomplex(m)
+    assert validate(m, out).passed
