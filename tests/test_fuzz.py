@@ -26,13 +26,12 @@ import pytest
 from fuzzgraphs import NOT_GENERATED, OPS, Case, cases
 from hypothesis import HealthCheck, given, note, reject, seed, settings
 from hypothesis.control import current_build_context
-from onnx import numpy_helper
+from nonfinite import non_finite_causes
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
 from onnx_decomplex.reference import evaluator
 from onnx_decomplex.rules import supported_ops
-from onnx_decomplex.rules.unary import FUNCTIONS
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
 OUT = Path(os.environ.get("FUZZ_OUT", "out/fuzz"))
@@ -94,87 +93,6 @@ def _reference_values(case: Case) -> dict:
     return out
 
 
-# Ops that sum products: past overflow, numpy's `a b - c d` is -inf on a CPU with fused
-# multiply-add and NaN without (docs/rewrite.md, Precision).
-PRODUCTS = {"Mul", "Pow", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "DFT",
-            "ReduceSumSquare", "ReduceL2", "ReduceProd"}  # fmt: skip
-
-
-# Functions with a pole: where the reference's operand sits exactly on it (log(0), as
-# log(log(acos(cos 1))) meets in float64), and is a computed value, a rounding of it
-# elsewhere (one ulp) gives a finite value where the reference's is infinite.
-POLES = {"Log", "Div", "Reciprocal", "Pow", "Tan", "Tanh", "Atanh", "Atan"}
-
-# Functions periodic along a part of their operand (sin and cos of it, inside): past
-# 1 / eps, one ulp of that part spans whole periods, so even the sign of the result is
-# noise, and where the result overflows, the sign of its infinity (docs/rewrite.md,
-# Precision: float64 sine and cosine past 1e5 are onnxruntime's own).
-PERIODIC = {"Sin", "Cos", "Tan", "Exp", "Sinh", "Cosh", "Tanh", "Sigmoid", "Pow"}
-
-
-def _non_finite(value) -> bool:
-    return value is not None and np.iscomplexobj(value) and not np.all(np.isfinite(value))
-
-
-def _at_a_pole(node, known: dict, computed: set) -> bool:
-    """The node's operands are finite, one of them computed by another node, and its
-    reference value is not."""
-    ins = [known.get(x) for x in node.input if x]
-    return (
-        any(x in computed for x in node.input)
-        and all(v is not None and np.all(np.isfinite(v)) for v in ins)
-        and any(_non_finite(known.get(y)) for y in node.output)
-    )
-
-
-def _past_one_period_an_ulp(value) -> bool:
-    if value is None or not np.iscomplexobj(value):
-        return False
-    value = np.asarray(value)
-    largest = 1 / np.finfo(value.real.dtype).eps
-    return bool(np.any(np.abs(value.real) > largest) or np.any(np.abs(value.imag) > largest))
-
-
-def _ops_in(node) -> set[str]:
-    """The op types a node runs: its own, and those of its subgraphs."""
-    ops = {node.op_type}
-    for attr in node.attribute:
-        for graph in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else []:
-            for inner in graph.node:
-                ops |= _ops_in(inner)
-    return ops
-
-
-def _non_finite_causes(case: Case, values: dict) -> list[str]:
-    """Why infinities and NaNs may differ from the reference's, not by a bug: a node
-    given a complex operand with an infinite or NaN part, a product that overflowed, a
-    periodic function of a part so large that one ulp of it spans whole periods, or a
-    function at a pole of an operand computed (and so rounded) before it.
-
-    The rules other than the elementwise functions (which give numpy's special values,
-    C99's Annex G) are exact formulas for finite operands; with an infinite one, an
-    inf - inf or 0 * inf inside a formula may give NaN where numpy gives a signed infinity. A
-    product past overflow depends on the CPU. Both are documented choices (docs/rewrite.md,
-    Precision); any other op's overflow must match.
-    """
-    known = {**values, **case.feeds}
-    known.update((t.name, numpy_helper.to_array(t)) for t in case.model.graph.initializer)
-    causes, computed = [], set()
-    for node in case.model.graph.node:
-        odd = [name for name in node.input if _non_finite(known.get(name))]
-        if odd and node.op_type not in FUNCTIONS:  # these give numpy's special values
-            causes.append(f"{node.op_type} of {odd}")
-        elif _ops_in(node) & PRODUCTS and any(_non_finite(known.get(y)) for y in node.output):
-            causes.append(f"{node.op_type} overflowed")
-        elif node.op_type in PERIODIC and any(_past_one_period_an_ulp(known.get(x))
-                                              for x in node.input):  # fmt: skip
-            causes.append(f"{node.op_type} of a part past 1 / eps")
-        elif node.op_type in POLES and _at_a_pole(node, known, computed):
-            causes.append(f"{node.op_type} at a pole of a computed operand")
-        computed.update(node.output)
-    return causes
-
-
 def save_failure(case: Case, error: BaseException, folder: Path = OUT) -> Path:
     """Writes the model and its inputs under `folder`, named for the kind of failure,
     so that a shrunk example overwrites the larger ones before it."""
@@ -195,7 +113,7 @@ def save_failure(case: Case, error: BaseException, folder: Path = OUT) -> Path:
 def check(case: Case) -> None:
     """The rewrite holds nothing complex, passes the full checker, and onnxruntime
     on it matches the reference on the original within `tolerance`; infinities and
-    NaNs may differ only for the reasons `_non_finite_causes` gives."""
+    NaNs may differ only for the reasons `nonfinite.non_finite_causes` gives."""
     values = _reference_values(case)
     atol, rtol = tolerance(case, values.values())
     out, report = decomplex(case.model, **case.options)
@@ -203,7 +121,7 @@ def check(case: Case) -> None:
     assert find_complex(out) == []
     onnx.checker.check_model(out, full_check=True)
     result = validate(case.model, out, dict(case.feeds), atol=atol, rtol=rtol)
-    if not result.passed and (causes := _non_finite_causes(case, values)):
+    if not result.passed and (causes := non_finite_causes(case.model, values, case.feeds)):
         failed = [o for o in result.outputs if not o.passed]
         if all(not np.isfinite(o.max_abs) for o in failed):
             note(f"infinities or NaNs differ after {causes}: {failed}")

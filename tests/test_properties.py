@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from helpers import assert_rewrites, init, make_model, vi
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from nonfinite import non_finite_causes
 from onnx import helper
 
+from onnx_decomplex import decomplex, validate
+from onnx_decomplex.check import find_complex
 from onnx_decomplex.dtypes import onnx_of
+from onnx_decomplex.reference import evaluator
+from onnx_decomplex.validate import random_inputs, resolve_shapes
 
 OPS = ["mul", "mul_const", "add", "sub_const", "neg", "identity", "transpose", "reshape",
        "unsqueeze", "squeeze", "flatten", "cast", "add_real"]  # fmt: skip
@@ -295,9 +301,24 @@ def dags(draw):
 
 
 def _check_dag(model):
-    # Random compositions (Sqrt, Div, Pow -1) pass near branch cuts and poles, where
-    # float32 rounding is amplified; the tolerance is that of a long float32 chain.
-    assert_rewrites(model, atol=1e-3, rtol=1e-3)
+    """The three checks, at the tolerance of a long float32 chain: random compositions
+    (Sqrt, Div, Pow -1) pass near branch cuts and poles, where float32 rounding is
+    amplified. A chain that overflows at an edge value hands a Div or a product an
+    infinite part, where infinities and NaNs may differ for a documented cause
+    (`nonfinite`): those alone are not a failure, as in the fuzzer."""
+    out, report = decomplex(model)
+    assert report.has_complex and find_complex(out) == []
+    onnx.checker.check_model(out, full_check=True)
+    feeds = random_inputs(model, resolve_shapes(model, {}))
+    result = validate(model, out, feeds, atol=1e-3, rtol=1e-3)
+    failed = [o for o in result.outputs if not o.passed]
+    if failed and all(not np.isfinite(o.max_abs) for o in failed):
+        with np.errstate(all="ignore"):
+            values = evaluator(model).run(None, feeds, intermediate=True)
+        if causes := non_finite_causes(model, values, feeds):
+            note(f"infinities or NaNs differ after {causes}: {failed}")
+            return
+    assert result.outputs and result.passed, result.outputs
 
 
 @settings(FAST, max_examples=150)
