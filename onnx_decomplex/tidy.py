@@ -260,6 +260,14 @@ EMITTED_DOMAINS = {"com.microsoft": 1}
 the version to import when the model does not import them already."""
 
 
+def import_emitted(model: onnx.ModelProto, used: set[str]) -> None:
+    """Imports each of the `used` domains that rules and forms emit (`EMITTED_DOMAINS`)
+    that `model` does not import yet."""
+    imported = {o.domain for o in model.opset_import}
+    for domain in sorted(used & set(EMITTED_DOMAINS) - imported):
+        model.opset_import.append(onnx.helper.make_opsetid(domain, EMITTED_DOMAINS[domain]))
+
+
 def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
     """Carries over what the graph export does not: versions (and the import of a
     domain the rewrite emitted), metadata, functions.
@@ -271,13 +279,11 @@ def keep_model_fields(src: onnx.ModelProto, dst: onnx.ModelProto) -> None:
     dst.ir_version = src.ir_version
     del dst.opset_import[:]
     dst.opset_import.extend(src.opset_import)
-    imported = {o.domain for o in dst.opset_import}
     used = set()
     for g in graphs_in(dst.graph):  # one walk: the domains used, the labels dropped
         used.update(n.domain for n in g.node)
         del g.value_info[:]
-    for domain in sorted(used & set(EMITTED_DOMAINS) - imported):
-        dst.opset_import.append(onnx.helper.make_opsetid(domain, EMITTED_DOMAINS[domain]))
+    import_emitted(dst, used)
     for field in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
         setattr(dst, field, getattr(src, field))
     del dst.metadata_props[:]

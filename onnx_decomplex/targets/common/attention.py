@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
+from ...rules.rotary import CONTRIB
+from ...tidy import import_emitted
 from .chains import Placed, drop_unused
 from .matching import Matched
 
@@ -150,15 +152,14 @@ def attentions(model: onnx.ModelProto) -> list[str]:
                 added = put.node("Unsqueeze", [added, put.constant("axes", np.arange(lead))])
             inputs += ["", "", added]
         heads = dims[2]
-        put.node("MultiHeadAttention", inputs, domain="com.microsoft", num_heads=heads,
+        put.node("MultiHeadAttention", inputs, domain=CONTRIB, num_heads=heads,
                  scale=float(scale))  # fmt: skip
         put.done()
         notes.append(f"{y}: attention of {heads} heads over {q}, {k}, {v} ({len(used)} nodes) "
                      "-> one com.microsoft.MultiHeadAttention")  # fmt: skip
     if notes:
         drop_unused(model.graph)
-        if not any(o.domain == "com.microsoft" for o in model.opset_import):
-            model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+        import_emitted(model, {CONTRIB})
     return notes
 
 

@@ -37,6 +37,7 @@ from onnx import TensorProto, helper
 from ...graphs import default_opset
 from ...rules.rotary import CONTRIB, ROTARY_OPSET
 from ...shapes import declared_dims
+from ...tidy import import_emitted
 from .chains import Chain, Placed, computing, ends, replace_chains
 from .probe import runner
 
@@ -454,10 +455,7 @@ def _replace(model, chain, dims, rotation, opset, caches, labels) -> None:
         ids = ids or put.constant("position", np.array([0], np.int64))
         rotated = put.node("RotaryEmbedding", [x, ids, *_named(put, cos, sin)], domain=CONTRIB,
                            **attrs)  # fmt: skip
-    if CONTRIB in {n.domain for n in put.nodes} and CONTRIB not in {
-        o.domain for o in model.opset_import
-    }:
-        model.opset_import.append(helper.make_opsetid(CONTRIB, 1))
+    import_emitted(model, {n.domain for n in put.nodes})
     if len(dims) == 4 and three_d:
         put.node("Reshape", [rotated, put.constant("shape", np.array(dims, np.int64))])
     put.done()
