@@ -541,7 +541,7 @@ def _unit_sign(ops, x, dtype):
     """-1 where x < 0, else 1 (NaN and -0 too): a factor with x's sign that is never
     zero, so that a Where can pick it (`Ops.where`) and a product by it keeps the other
     factor's zero, signed"""
-    return ops.where(ops.less(x, _c(0, dtype)), _c(-1, dtype), _c(1, dtype))
+    return _minus_where(ops, ops.less(x, _c(0, dtype)), dtype)
 
 
 def times_sin(ops, m, t, sin_t=None):
@@ -647,7 +647,7 @@ def sinh(ops, a, infinite_sign: int = 1):
     # +-1 of sinh ar's sign (of -sinh ar's with infinite_sign -1; 1 at +-0): times it,
     # sinh(+-inf) is inf (-inf), and +-0 keeps its sign.
     flips = ops.less(ar, _c(0, dtype)) if infinite_sign > 0 else ops.less(_c(0, dtype), ar)
-    c = ops.where(edge, ops.where(flips, _c(-1, dtype), _c(1, dtype)), c)
+    c = ops.where(edge, _minus_where(ops, flips, dtype), c)
     return ops.mul(ops.sinh(ar), c), times_sin(ops, ops.cosh(ar), ai, s)
 
 
@@ -734,7 +734,7 @@ def asinh_grown(ops, p, b, dtype):
     g = ops.add(_c(1, dtype), ops.mul(b, _c(3, dtype)))
     x = ops.mul(p, g)
     far = ops.add(ops.log(ops.abs(p)), ops.log(ops.add(g, g)))
-    far = ops.mul(far, _minus_where(ops, ops.less(p, _c(0, dtype)), dtype))
+    far = ops.mul(far, _unit_sign(ops, p, dtype))
     return ops.where(ops.less(_c(2.0**27, dtype), ops.abs(x)), far, ops.asinh(x))
 
 

@@ -35,14 +35,14 @@ ONE_TIMES = Ops(Mul=2, Add=1, Sub=1)
 """(1 + 0i) z: numpy's repeated squaring starts from 1."""
 INVERSE = Ops(Abs=2, Max=2, Cast=1, Div=6, Mul=6, Add=4, Sub=2, Equal=3, And=1, Where=2)
 """z^-1 = (1 + 0i) / z by `div`, NaN where z = 0."""
-POLAR = Ops(Abs=4, Max=4, Min=5, Less=4, Equal=3, And=2, IsInf=3, Where=6, Cast=3,
-            Atan=1, Div=4, Sqrt=1, Pow=1, Cos=1, Sin=1, Mul=9, Add=3, Sub=6, Or=1,
+POLAR = Ops(Abs=4, Max=4, Min=5, Less=4, Equal=3, And=2, IsInf=3, Where=5, Cast=4,
+            Atan=1, Div=4, Sqrt=1, Pow=1, Cos=1, Sin=1, Mul=10, Add=3, Sub=7, Or=1,
             IsNaN=1)  # fmt: skip
 """z^p = |z|^p (cos p arg z, sin p arg z) for a real constant p: |z| by hypot, arg z by
 atan of the smaller part over the larger."""
-EXP_W_LOG = Ops(Abs=4, Add=5, And=4, Atan=1, Cast=3, Cos=1, Div=4, Equal=4, Exp=1,
-                IsInf=4, Less=5, Log=2, Max=4, Min=5, Mul=9, Sin=1, Sqrt=1, Sub=7,
-                Where=11, IsNaN=2, Or=1)  # fmt: skip
+EXP_W_LOG = Ops(Abs=4, Add=5, And=4, Atan=1, Cast=5, Cos=1, Div=4, Equal=4, Exp=1,
+                IsInf=4, Less=5, Log=2, Max=4, Min=5, Mul=11, Sin=1, Sqrt=1, Sub=9,
+                Where=9, IsNaN=2, Or=1)  # fmt: skip
 """z^w = exp(w log z) for a complex constant w: log z = log|z| + i arg z, times w, then
 e^re (cos im, sin im)."""
 

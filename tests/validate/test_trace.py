@@ -34,10 +34,12 @@ def _feeds():
 
 
 def _broken(out: onnx.ModelProto, prefix: str) -> onnx.ModelProto:
-    """`out` with the first Mul of the nodes a rule wrote for `prefix` made a Div."""
+    """`out` with the last Mul of the nodes a rule wrote for `prefix` made a Div: a
+    product that makes the value (an earlier one may only pick a sign at special values)."""
     broken = onnx.ModelProto()
     broken.CopyFrom(out)
-    node = next(n for n in broken.graph.node if n.name.startswith(prefix) and n.op_type == "Mul")
+    muls = [n for n in broken.graph.node if n.name.startswith(prefix) and n.op_type == "Mul"]
+    node = muls[-1]
     node.op_type = "Div"
     return broken
 
