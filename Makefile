@@ -26,13 +26,15 @@ run: $(STAMP)
 	mkdir -p out
 	$(BIN)/onnx-decomplex fixtures/rope_freqs_initializer.onnx out/rope_freqs_initializer.onnx
 
-## test: the default suite (slow cases excluded)
-test: $(STAMP)
-	$(BIN)/python -m pytest -q
+WORKERS ?= auto
 
-## test-slow: only the cases marked slow
+## test: the default suite (slow cases excluded), over WORKERS processes (one a core)
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(WORKERS)
+
+## test-slow: only the cases marked slow, over WORKERS processes
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow -n $(WORKERS)
 
 ## test-gpu: only the GPU cases (engine build and run need TensorRT); each says why it skips
 test-gpu: $(STAMP)
