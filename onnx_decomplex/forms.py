@@ -25,6 +25,12 @@ from .ops import Ops
 Part = "gs.Tensor | np.ndarray"
 
 
+def _pairs_on(p, axis) -> bool:
+    """Whether `axis` is the last of tensor `p`, and holds 2."""
+    shape = getattr(p, "shape", None)
+    return bool(shape) and shape[-1] == 2 and axis in (-1, len(shape) - 1)
+
+
 def _is_np(x) -> bool:
     return isinstance(x, np.ndarray)
 
@@ -323,29 +329,46 @@ class Forms:
         return parts
 
     def _gathered_from(self, re, im, dtype: np.dtype) -> gs.Tensor | None:
-        """P when `re` is Gather(P, 0) and `im` is Gather(P, 1) on P's last axis, of size 2.
+        """P when (`re`, `im`) are P's halves on its last axis, of size 2: Gather(P, 0)
+        and Gather(P, 1), or the Squeezed outputs of one Split of P.
 
         P is then already the packed layout of (re, im): a model that views interleaved
-        real pairs as complex numbers (RoPE's view_as_complex) does this.
+        real pairs as complex numbers (RoPE's view_as_complex) does this, and so does a
+        reading of an exporter's packed pairs (tf2onnx's spectrum, split into parts).
         """
-        nodes = []
-        for part in (re, im):
-            if not isinstance(part, gs.Variable) or len(part.inputs) != 1:
-                return None
-            nodes.append(part.inputs[0])
-        sources = {id(n.inputs[0]) for n in nodes}
-        p = nodes[0].inputs[0]
-        if len(sources) != 1 or p.shape is None or not p.shape or p.shape[-1] != 2:
+        found = [self._half_of(part, index) for index, part in enumerate((re, im))]
+        p = found[0]
+        if p is None or found[1] is not p or p.dtype is None:
             return None
-        if p.dtype is None or np.dtype(p.dtype) != np.dtype(dtype):
+        return p if np.dtype(p.dtype) == np.dtype(dtype) else None
+
+    def _half_of(self, part, index: int) -> gs.Tensor | None:
+        """P where `part` is P's `index`th half on its last axis, of size 2."""
+        if not isinstance(part, gs.Variable) or len(part.inputs) != 1:
             return None
-        for node, index in zip(nodes, (0, 1), strict=True):
-            if node.op != "Gather" or node.attrs.get("axis", 0) not in (-1, len(p.shape) - 1):
+        node = part.inputs[0]
+        p = node.inputs[0] if node.inputs else None
+        if node.op == "Squeeze" and isinstance(p, gs.Variable) and len(p.inputs) == 1:
+            split, squeezed = p.inputs[0], p
+            p = split.inputs[0] if split.inputs else None
+            if not _pairs_on(p, split.attrs.get("axis", 0)) or len(split.outputs) != 2:
                 return None
-            at = self.constant(node.inputs[1])
-            if at is None or at.shape != () or int(at) != index:
+            if split.outputs[index] is not squeezed or not _pairs_on(p, self._axis(node)):
                 return None
-        return p
+            sizes = self.constant(split.inputs[1]) if len(split.inputs) > 1 else None
+            return p if sizes is None or list(np.ravel(sizes)) == [1, 1] else None
+        if node.op != "Gather" or not _pairs_on(p, node.attrs.get("axis", 0)):
+            return None
+        at = self.constant(node.inputs[1])
+        return p if at is not None and at.shape == () and int(at) == index else None
+
+    def _axis(self, squeeze: gs.Node) -> int | None:
+        """The one axis a Squeeze takes out, or None."""
+        axes = squeeze.attrs.get("axes")
+        if axes is None and len(squeeze.inputs) > 1:
+            axes = self.constant(squeeze.inputs[1])
+        axes = None if axes is None else list(np.ravel(axes))
+        return int(axes[0]) if axes is not None and len(axes) == 1 else None
 
     # ---- real operands -----------------------------------------------------------------
 

@@ -90,6 +90,37 @@ def test_pairs_that_are_not_the_packed_layout_are_not_taken_for_it():
         assert "Split" not in op_types(out)
 
 
+def _split(order=(0, 1)):
+    """z = Cast(Squeeze(h0)) + Cast(Squeeze(h1)) i, (h0, h1) = Split(p) on p's last axis
+    (the halves taken in `order`), then z times w."""
+    nodes = [
+        helper.make_node("Split", ["p"], ["h0", "h1"], axis=-1, num_outputs=2),
+        helper.make_node("Squeeze", [f"h{order[0]}", "axes"], ["re"]),
+        helper.make_node("Squeeze", [f"h{order[1]}", "axes"], ["im"]),
+        helper.make_node("Cast", ["re"], ["rc"], to=onnx.TensorProto.COMPLEX64),
+        helper.make_node("Cast", ["im"], ["ic"], to=onnx.TensorProto.COMPLEX64),
+        helper.make_node("Mul", ["ic", "j"], ["ij"]),
+        helper.make_node("Add", ["rc", "ij"], ["z"]),
+        helper.make_node("Mul", ["z", "w"], ["y"]),
+    ]
+    inits = [init("axes", np.array([-1], np.int64)), init("j", np.array(1j, np.complex64)),
+             init("w", (np.arange(5) + 1j).astype(np.complex64))]  # fmt: skip
+    return make_model(nodes, [vi("p", np.float32, [3, 5, 2])], [vi("y", np.complex64, [3, 5])],
+                      inits)  # fmt: skip
+
+
+def test_the_squeezed_halves_of_a_split_are_already_packed():
+    # tf2onnx's spectrum, read into parts: the product reads p itself, not its halves.
+    out = assert_rewrites(_split())
+    assert op_types(out) == ["Add", "Concat", "Mul", "Mul", "Split"]
+
+
+def test_halves_in_the_other_order_are_not_taken_for_the_packed_layout():
+    # (im, re) is not p: the numbers match the reference, through the halves.
+    out = assert_rewrites(_split(order=(1, 0)))
+    assert "Squeeze" in op_types(out)
+
+
 def _unsqueeze_by(constant: onnx.NodeProto) -> onnx.ModelProto:
     """Unsqueeze(a, axes) with axes from `constant`, whose output is named 'c'."""
     nodes = [constant, helper.make_node("Unsqueeze", ["a", "axes"], ["y"])]

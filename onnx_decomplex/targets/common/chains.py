@@ -76,8 +76,15 @@ def carriers(graph: onnx.GraphProto, given=frozenset()) -> dict[str, frozenset[s
     return carry
 
 
+ROTATIONS = frozenset({"", "ai.onnx", "com.microsoft"})
+"""The domains whose RotaryEmbedding is affine in its first input, given the caches and
+the positions: a rotation a rule put in (a DCT's twiddles, say) stays inside a chain."""
+
+
 def _affine_in(node: onnx.NodeProto, carried: list[int]) -> bool:
     op = node.op_type
+    if op == "RotaryEmbedding" and node.domain in ROTATIONS:
+        return carried == [0]
     if list(subgraphs(node)) or node.domain not in ("", "ai.onnx"):
         return False
     if op == "Cast" and next((a.i for a in node.attribute if a.name == "to"), None) not in FLOATS:

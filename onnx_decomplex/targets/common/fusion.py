@@ -33,22 +33,33 @@ from onnx import TensorProto
 from ...graphs import default_opset, dft_axis
 from .chains import Chain, Placed, ends, is_affine, is_dft, replace_chains, shared
 from .convolution import Convolution, read_convolution, replace_convolution
+from .framing import Framed, read_framed, replace_framed
 from .probe import Affine, probe, rank_above, rank_of, runner
 from .separable import Separable, read_separable, replace_separable
+from .transforms import DENSE_MAX_LENGTH
 
 COSTLY = frozenset({"DFT", "MatMul"})
 """Ops whose cost `_chain_cost` counts from their inputs."""
 
-COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "node": 15000.0, "margin": 0.5}
+COST = {"mm": 1.0, "batched": 2.5, "pass": 1.0, "dft": 85.0, "matmuls": 2.3, "node": 15000.0,
+        "margin": 0.5}  # fmt: skip
 """The cost model, in multiply-adds per row of x, one thread: a product by one M costs
 N N' (`mm`), and so does one M per channel where rows share it, plus a `pass` over x
 and y for each Transpose that gathers them; one row at a time, `batched` times that; a
-DFT of length L run as onnxruntime's DFT node costs `dft` L log2 L, and as a MatMul (up to
-`onnxruntime.MATMUL_DFT_MAX_LENGTH`) 2 L^2 (docs/performance.md, "Measured"). Each node
+DFT of length L run as onnxruntime's DFT node costs `dft` L log2 L, and as MatMuls (up to
+`onnxruntime.MATMUL_DFT_MAX_LENGTH`: past 12, the four-step form, `common.transforms`)
+`matmuls` L^2, and past `transforms.DENSE_MAX_LENGTH` the dispatch of the
+`FOUR_STEP_NODES` it becomes: a real signal's four-step DFT over 30 rows measured 2.3
+(length 256), 2.8 (128) and 4.8 (64) times a product by its dense [L, L + 2] matrix
+(docs/performance.md, "Measured"). Each node
 of a chain costs its dispatch besides, `node` for the run (0.6 us, where a MatMul of one
 row does 25 multiply-adds a ns: onnxruntime 1.32 runs a chain of 100 Adds of 1,024
 values, one thread, unoptimized, at 0.77 us a node). A chain is replaced where its
 product costs at most `margin` of the chain."""
+
+FOUR_STEP_NODES = 12
+"""The nodes a DFT's four-step form is (`common.transforms`): a Reshape, a Transpose and a
+Reshape around each of its two MatMuls, and the Slice of a one-sided spectrum."""
 
 MAX_BYTES = 64 << 20
 """The largest M (or A and B) put in a model."""
@@ -57,7 +68,7 @@ MAX_BYTES = 64 << 20
 def _dft_cost(length: int, matmul_up_to: int) -> float:
     """A DFT of a real signal (a complex one costs twice that)."""
     if length <= matmul_up_to:
-        return 2.0 * length * length
+        return COST["matmuls"] * length * length
     return COST["dft"] * length * math.log2(max(length, 2))
 
 
@@ -96,6 +107,8 @@ def _chain_cost(
             size = int(length) if length is not None and np.size(length) else signal.shape[axis]
             transforms = signal.size // signal.shape[-1] // max(signal.shape[axis], 1)
             total += transforms * signal.shape[-1] * _dft_cost(size, matmul_up_to)
+            if DENSE_MAX_LENGTH < size <= matmul_up_to:
+                total += COST["node"] * (FOUR_STEP_NODES - 1)
     return total / max(rows, 1)
 
 
@@ -240,7 +253,7 @@ def _fuse_chain(
         if f is None:
             continue
         budget = COST["margin"] * chain_cost
-        form = _cheapest(f, lead, (tail, tail_y), budget)
+        form = _cheapest(f, lead, (tail, tail_y), budget, opset)
         if form.cost > budget or _bytes(form, dtype) > MAX_BYTES:
             return None
         how = _put_in(model, chain, form, f, dtype, (lead, k, tail, tail_y))
@@ -249,11 +262,12 @@ def _fuse_chain(
     return None
 
 
-def _cheapest(f: Affine, lead: list, tails: tuple[list, list], budget: float):
-    """The cheapest of M's forms: a convolution or a separable map (`_structured`), or
-    M or its factors (`cheapest_form`), whose SVD is read only where it may cost less."""
+def _cheapest(f: Affine, lead: list, tails: tuple[list, list], budget: float, opset: int):
+    """The cheapest of M's forms: a convolution, a separable map or frames
+    (`_structured`), or M or its factors (`cheapest_form`), whose SVD is read only where
+    it may cost less."""
     (tail, tail_y), n, n_out = tails, math.prod(tails[0]), math.prod(tails[1])
-    form = _structured(f, tail, tail_y)
+    form = _structured(f, tail, tail_y, opset)
     if form is not None and form.cost <= min(n * n_out, _rank(form) * (n + n_out)):
         return form  # M's factors would cost more
     product = cheapest_form(f, lead, min(budget, form.cost if form else math.inf))
@@ -271,6 +285,11 @@ def _put_in(model, chain: Chain, form, f: Affine, dtype, layout) -> str:
             n_in, s = form.core.shape[:2]
             mix = " then a channel mix" if form.mix is not None else ""
             how = f"a convolution of each of {n_in} channels by its own [{s}, {s}] map{mix}"
+    elif isinstance(form, Framed):
+        replace_framed(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
+        what = "overlapped and added" if form.overlap else "framed"
+        how = (f"{form.frames} frames of {form.blocks} x {form.hop} {what}: "
+               f"one product by {form.kernel.shape[0]}x{form.kernel.shape[1]}")  # fmt: skip
     elif isinstance(form, Separable):
         replace_separable(model, chain, form, f.b, dtype, len(lead), (tail, tail_y))
         how = (f"separable over {form.blocks[0]} x {form.blocks[1]}, {form.terms} terms: "
@@ -284,26 +303,33 @@ def _put_in(model, chain: Chain, form, f: Affine, dtype, layout) -> str:
     return how
 
 
-def _structured(f: Affine, tail: list[int], tail_y: list[int]) -> Convolution | Separable | None:
-    """The cheaper of M as a convolution over some of x's tail axes (`convolution`) and
-    as separable over two blocks of them (`separable`), where M is one map for every row
-    of x."""
+def _structured(
+    f: Affine, tail: list[int], tail_y: list[int], opset: int
+) -> Convolution | Separable | Framed | None:
+    """The cheapest of M as a convolution over some of x's tail axes (`convolution`), as
+    separable over two blocks of them (`separable`) and as frames of a signal, or frames
+    overlapped and added into one (`framing`, from opset 11, whose Pad and Slice read
+    their sizes as inputs), where M is one map for every row of x."""
     if f.m is None or any(d != 1 for d in f.m.shape[:-2]):
         return None
     m = f.m.reshape(f.m.shape[-2:])
     forms = [read_convolution(m, tail, tail_y), read_separable(m, tail, tail_y)]
+    if opset >= 11:
+        forms.append(read_framed(m, tail, tail_y))
     return min((form for form in forms if form is not None), key=lambda form: form.cost,
                default=None)  # fmt: skip
 
 
-def _rank(form: Convolution | Separable) -> int:
+def _rank(form: Convolution | Separable | Framed) -> int:
     """M's rank where the form knows it (0: not known)."""
     return form.rank if isinstance(form, Convolution) else 0
 
 
-def _bytes(form: Product | Convolution | Separable, dtype) -> int:
+def _bytes(form: Product | Convolution | Separable | Framed, dtype) -> int:
     if isinstance(form, Convolution):
         arrays = [form.basis, form.core, form.basis, form.constant]
+    elif isinstance(form, Framed):
+        arrays = [form.kernel]
     elif isinstance(form, Separable):
         arrays = [form.left, form.right]
     else:

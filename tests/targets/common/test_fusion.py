@@ -39,6 +39,21 @@ def test_carriers_follow_what_each_op_is_affine_in():
     assert carry["square"] == {"square"} and carry["size"] == {"size"}
 
 
+@pytest.mark.parametrize("domain", ["", "com.microsoft"])
+def test_a_rotation_is_affine_in_what_it_rotates(domain):
+    # A rule's RotaryEmbedding (a DCT's twiddles, as one) stays inside a chain where its
+    # caches and positions are constants; a cache given at run time carries itself.
+    inputs = ["x", "cos", "sin", "pos"] if domain == "" else ["x", "pos", "cos", "sin"]
+    g = _graph(
+        [helper.make_node("RotaryEmbedding", inputs, ["r"], domain=domain)],
+        [vi("x", F32, [1, 4, 8]), vi("cos", F32, [4, 4])],
+        [vi("r", F32, [1, 4, 8])],
+        [init("sin", np.ones((4, 4), F32)), init("pos", np.zeros((1, 4), np.int64))],
+    )  # fmt: skip
+    assert chains.carriers(g, given=frozenset({"cos"}))["r"] == {"x"}
+    assert chains.carriers(g)["r"] == {"r"}
+
+
 @pytest.mark.parametrize("shape", [[4, 6, 16], [3, 32]])
 def test_rfft_and_irfft_as_exporters_spell_them_are_one_product(shape):
     """Slice to half the bins, weights per channel, the Hermitian mirror conjugated as
