@@ -83,7 +83,7 @@ def normalized(every_model: bool = False) -> TargetForm:
         "LayerNorm and RMSNorm over the last axis, however spelled in means and "
         "elementwise ops (seven to nine nodes), as one LayerNormalization (from opset 17) "
         "or RMSNormalization (from opset 23), their constant weight and bias taken in; "
-        "and the square of an L2 norm as one ReduceSumSquare",
+        "and the square of an L2 norm as the ReduceSum of its squares",
         normalizations,
         "normalization",
         every_model,
