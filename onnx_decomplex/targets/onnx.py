@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .onnxruntime import MATMUL_DFT_MAX_LENGTH
-from .shared import ROTATION, TRANSFORMS, affine_chains, block_products, normalized
+from .shared import ROTATION, TRANSFORMS, affine_chains, block_products, gemm, normalized
 from .target import Target
 
 ONNX = Target(
@@ -20,5 +20,6 @@ ONNX = Target(
         normalized(),
         TRANSFORMS,
         block_products(),
+        gemm(),
     ),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .common.attention import attentions
 from .common.blocks import blocks
 from .common.fusion import fuse
+from .common.gemm import gemms
 from .common.narrow import narrow_double
 from .common.normalization import normalizations
 from .common.rotation import rotations
@@ -100,6 +101,19 @@ def attention(every_model: bool = False) -> TargetForm:
         "com.microsoft.MultiHeadAttention, the mask an additive bias",
         attentions,
         "attention",
+        every_model,
+    )
+
+
+def gemm(every_model: bool = False) -> TargetForm:
+    """A product of two matrices less a value, or from one, as one Gemm (`common.gemm`)."""
+    return _editing(
+        "gemm",
+        "a MatMul of two matrices that only a Sub reads, less a value or from one, "
+        "as one Gemm (alpha or beta -1), which onnxruntime "
+        "does not fuse itself (it fuses an Add)",
+        gemms,
+        "gemm",
         every_model,
     )
 

@@ -1,0 +1,71 @@
+"""A product of two matrices less a value, or from one, as one Gemm (`common.gemm`):
+both spellings, what Gemm cannot take left as it is, and the MVDR beamformer's
+Newton-Schulz steps."""
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from helpers import Ops, convert_export, init, make_model, op_counts, vi
+from onnx import helper
+
+from onnx_decomplex import decomplex, validate
+
+CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "models"
+F32 = np.float32
+
+
+def _model(op: str, product_first: bool, a=(4, 6), b=(6, 5), c=(4, 5), dtype=F32, read_twice=False):
+    """y = op(A B, C), or op(C, A B); A and B inputs, C a constant."""
+    operands = ["p", "c"] if product_first else ["c", "p"]
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node(op, operands, ["y"])]
+    outputs = [vi("y", dtype, None)]
+    if read_twice:
+        nodes.append(helper.make_node("Relu", ["p"], ["r"]))
+        outputs.append(vi("r", dtype, None))
+    c_value = np.random.default_rng(0).standard_normal(c).astype(dtype)
+    return make_model(nodes, [vi("a", dtype, list(a)), vi("b", dtype, list(b))], outputs,
+                      [init("c", c_value)])  # fmt: skip
+
+
+@pytest.mark.parametrize("product_first, alpha, beta", [(False, -1.0, 1.0), (True, 1.0, -1.0)])
+@pytest.mark.parametrize("c", [(4, 5), (5,), (4, 1), ()], ids=str)
+def test_a_difference_with_a_product_is_one_gemm(product_first, alpha, beta, c):
+    model = _model("Sub", product_first, c=c)
+    out, report = decomplex(model, target="onnxruntime")
+    assert op_counts(out) == Ops(Gemm=1)
+    gemm = out.graph.node[0]
+    attrs = {a.name: helper.get_attribute_value(a) for a in gemm.attribute}
+    assert (attrs["alpha"], attrs["beta"]) == (alpha, beta)
+    assert any("a difference with a product -> one Gemm" in n for n in report.lowering_notes)
+    onnx.checker.check_model(out, full_check=True)
+    assert validate(model, out).passed
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["batched", "read twice", "wider C", "integers", "a sum"],
+)
+def test_what_gemm_cannot_take_is_left(kind):
+    model = {
+        "batched": lambda: _model("Sub", False, a=(2, 4, 6), b=(6, 5), c=(4, 5)),
+        "read twice": lambda: _model("Sub", False, read_twice=True),
+        "wider C": lambda: _model("Sub", True, c=(3, 4, 5)),
+        "integers": lambda: _model("Sub", True, dtype=np.int32),
+        "a sum": lambda: _model("Add", True),  # onnxruntime fuses it itself
+    }[kind]()
+    out, _ = decomplex(model, target="onnxruntime")
+    assert "Gemm" not in op_counts(out) and op_counts(out)["MatMul"] == 1
+    assert validate(model, out).passed
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+def test_newton_schulz_steps_are_a_product_and_a_gemm(target, tmp_path):
+    """The MVDR beamformer's twelve steps X (2I - R X) on block matrices: twelve Gemms,
+    each R X subtracted from 2I; the outputs match JAX's."""
+    out_path = tmp_path / "mvdr.onnx"
+    result = convert_export(CORPUS / "jax2onnx" / "beamformer_mvdr.onnx", out_path, target)
+    assert result.validation.passed
+    counts = op_counts(onnx.load(out_path))
+    assert counts["Gemm"] >= 12 and "Sub" in counts
