@@ -52,8 +52,10 @@ def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:
         "spelled), or is long and small (an unrolled recurrence), read off the chain in "
         "onnxruntime and run as standard products where the cost model finds them "
         "cheaper: a convolution over some axes as the few frequencies where it filters "
-        "(`common.convolution`: a Fourier layer), else one product, or two where M has "
-        "low rank. Nothing changes without onnxruntime",
+        "(`common.convolution`: a Fourier layer), frames of a signal or frames overlapped "
+        "and added as one product by blocks of the hop (`common.framing`: an STFT and its "
+        "inverse), else one product, or two where M has low rank. Nothing changes without "
+        "onnxruntime",
         lambda model: fuse(model, matmul_up_to),
         "affine chain",
         every_model,

@@ -14,8 +14,8 @@ multiple of the hop, and its kernel padded to k hops (K' [F, k h]):
     overlap:  P = x [T, F] K' as [T, k, h],  y's block u = sum_j P[u - j, j]
 
 one product and k shifted sums, where the chain gathers the frames (or scatters them)
-and runs its transforms: 0.6 of tf.signal's STFT chain and its inverse's, on frames of
-256 by 128 (onnxruntime, one thread).
+and runs its transforms: tf.signal's STFT and inverse STFT around a mask, frames of 256
+by 128, run in 0.51 of their time (onnxruntime, one thread).
 """
 
 from __future__ import annotations
