@@ -83,6 +83,7 @@ def _sole_product(t: gs.Tensor, outputs: set[str]) -> gs.Node | None:
 def _products(graph: gs.Graph, outputs: set[str]) -> list[_Op]:
     """Every Zr = Ar Cr - Ai Ci beside Zi = Ar Ci + Ai Cr, on matrices of static shape."""
     by_operands = {(n.inputs[0].name, n.inputs[1].name): n for n in graph.nodes if n.op == "MatMul"}
+    main = {id(n) for n in graph.nodes}  # a subgraph's nodes read values, but stay there
     found = []
     for sub in graph.nodes:
         if sub.op != "Sub":
@@ -97,10 +98,15 @@ def _products(graph: gs.Graph, outputs: set[str]) -> list[_Op]:
         if any(_sole_product(p.outputs[0], outputs) is None for p in (p3, p4)):
             continue
         add = p3.outputs[0].outputs[0]
-        if add.op != "Add" or {t.name for t in add.inputs} != {
-            p3.outputs[0].name,
-            p4.outputs[0].name,
-        }:
+        if (
+            id(add) not in main
+            or add.op != "Add"
+            or {t.name for t in add.inputs}
+            != {
+                p3.outputs[0].name,
+                p4.outputs[0].name,
+            }
+        ):
             continue
         a, c = _matrix(ar), _matrix(cr)
         if a is None or c is None or a != _matrix(ai) or c != _matrix(ci) or ar is ai:
@@ -112,20 +118,22 @@ def _products(graph: gs.Graph, outputs: set[str]) -> list[_Op]:
     return found
 
 
-def _sums(known: list[Pair], claimed: set[int]) -> list[_Op]:
+def _sums(known: list[Pair], claimed: set[int], main: set[int]) -> list[_Op]:
     """Add and Sub of a pair in `known` (and of those they give) with another pair, part
-    by part, on equal static shapes: X + Y as (Xr + Yr, Xi + Yi)."""
+    by part, on equal static shapes: X + Y as (Xr + Yr, Xi + Yi); only the `main` graph's
+    nodes (a subgraph's read the parts, which leave the run for them)."""
     found, todo, seen = [], list(known), {_key(p) for p in known}
     while todo:
         re, im = todo.pop()
         for node_re in re.outputs:
-            if node_re.op not in SUMS or id(node_re) in claimed:
+            if node_re.op not in SUMS or id(node_re) in claimed or id(node_re) not in main:
                 continue
             at = next(k for k, t in enumerate(node_re.inputs) if t is re)
             for node_im in im.outputs:
                 if (
                     node_im.op != node_re.op
                     or id(node_im) in claimed
+                    or id(node_im) not in main
                     or node_im.inputs[at] is not im
                 ):
                     continue
@@ -286,7 +294,7 @@ def blocks(model: onnx.ModelProto) -> list[str]:
     if not products:
         return []
     claimed = {id(n) for op in products for n in op.nodes}
-    ops = products + _sums([op.out for op in products], claimed)
+    ops = products + _sums([op.out for op in products], claimed, {id(n) for n in graph.nodes})
     order = {id(n): k for k, n in enumerate(graph.nodes)}
     put, memo, notes = _Blocks(Emitter(graph, default_opset(model) or 1)), {}, []
     for run in _runs(ops, order):

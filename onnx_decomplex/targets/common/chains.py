@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from ...graphs import subgraphs
+from ...graphs import graphs_in, subgraphs
 from ...shapes import declared_dims, infer_shapes
 from ...tidy import fresh_name
 
@@ -284,9 +284,13 @@ class Placed:
 
 
 def drop_unused(graph: onnx.GraphProto) -> None:
-    """Removes nodes none of whose outputs is read, and initializers no node reads."""
+    """Removes nodes none of whose outputs is read, and initializers no node reads: a
+    value a subgraph reads (an If's branch, a Loop's body) is read."""
+    inner = {name for node in graph.node for sub in subgraphs(node)
+             for g in graphs_in(sub) for n in g.node for name in n.input}  # fmt: skip
     while True:
         read = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
+        read |= inner
         dead = [i for i, node in enumerate(graph.node) if not read & set(node.output)]
         for i in reversed(dead):
             del graph.node[i]

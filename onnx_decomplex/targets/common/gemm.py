@@ -3,8 +3,8 @@
     Sub(C, MatMul(A, B))  ->  Gemm(A, B, C, alpha=-1)
     Sub(MatMul(A, B), C)  ->  Gemm(A, B, C, beta=-1)
 
-where A and B have rank 2 (and no size 0), C broadcasts to the product's [M, N] one way (Gemm's rule),
-both are floats of one type, and nothing else reads the product. onnxruntime fuses
+where A and B have rank 2 (and no size 0), C broadcasts to the product's [M, N] one way
+(Gemm's rule), both are floats of one type, and nothing else reads the product. onnxruntime fuses
 Add(MatMul(A, B), C) into a Gemm itself, but not a Sub: a Newton-Schulz step
 X (2I - R X), twelve of them in the MVDR beamformer, is then a MatMul and a Gemm, not
 two MatMuls and a Sub (0.93 of the beamformer's time), and a complex product on parts,
@@ -16,6 +16,7 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
+from ...shapes import declared_dims
 from .chains import drop_unused
 from .matching import Matched
 
@@ -23,8 +24,8 @@ FLOATS = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
 
 
 def gemms(model: onnx.ModelProto) -> list[str]:
-    """Puts one Gemm in the place of each product and sum (see the module); edits
-    `model` in place. Returns one note per Gemm."""
+    """Puts one Gemm in the place of each difference with a product (see the module);
+    edits `model` in place. Returns one note per Gemm."""
     graph = model.graph
     products = {out for n in graph.node if n.op_type == "MatMul" for out in n.output}
     if not any(n.op_type == "Sub" and products.intersection(n.input) for n in graph.node):
@@ -59,19 +60,28 @@ def _product_and_rest(g: Matched, node: onnx.NodeProto):
             continue
         if product.domain not in ("", "ai.onnx") or g.readers.get(a) != 1:
             continue
-        dims = [g.dims(name) for name in product.input]
+        dims = [_dims(g, name) for name in product.input]
         if g.elem(a) not in FLOATS or g.elem(c) != g.elem(a):
             continue
-        if any(len(d) != 2 or 0 in d for d in dims) or not _broadcasts(g.dims(c), dims):
+        if any(d is None or len(d) != 2 or 0 in d for d in dims):
+            continue
+        if not _broadcasts(_dims(g, c), dims):
             continue
         return product, c, first
     return None
 
 
-def _broadcasts(c: list, dims: list[list]) -> bool:
+def _dims(g: Matched, name: str) -> list | None:
+    """`name`'s dims; None where its shape is not known (a rank not inferred)."""
+    if name not in g.tensors and name not in g.values:
+        return None
+    return g.dims(name) if name in g.tensors else declared_dims(g.values[name])
+
+
+def _broadcasts(c: list | None, dims: list[list]) -> bool:
     """Whether C of `c` dims broadcasts one way to A B's [M, N] (static dims only)."""
     (m, _), (_, n) = dims
-    if len(c) > 2 or not all(isinstance(d, int) for d in c):
+    if c is None or len(c) > 2 or not all(isinstance(d, int) for d in c):
         return False
     target = [m, n][2 - len(c) :]
     return all(d == 1 or d == t for d, t in zip(c, target, strict=True))

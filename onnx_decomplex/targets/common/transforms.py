@@ -454,7 +454,8 @@ def _strided(e: Emitter, lowered: Lowered, x, frame: tuple[int, int, int], m, ou
     (0.47 to 0.49 of a Gather and a MatMul, 30 frames of 256). Its output channels are
     the real parts, then the imaginary ones: [B, 2, F, frames] is then made [B, frames,
     F, 2], and a reduction over the parts (a power spectrum's) that onnxruntime moves
-    before that Transpose reads two planes, not interleaved pairs (0.2 of its time)."""
+    before that Transpose reads two planes, not interleaved pairs (a Mul and a ReduceSum
+    over [2, 2, 129, 30]'s second axis: 0.41 of their time over [2, 129, 30, 2]'s last)."""
     width, channels, step = frame
     if channels == 1:
         signal = op(e, "Reshape", [x, np.array([0, 1, -1], np.int64)])

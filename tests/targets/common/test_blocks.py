@@ -167,3 +167,27 @@ def test_a_long_chain_before_a_run_is_walked_without_recursion():
     out, report = decomplex(model, target="onnxruntime")
     assert op_counts(out)["MatMul"] == 3, report.lowering_notes
     _checked(model, out, 8)
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+def test_a_product_read_inside_a_branch_leaves_the_run_for_it(target):
+    """A complex product that an If's branches read (a sum with it in one, a product in
+    the other): the branches' nodes join no run, and no node a branch reads is dropped
+    as unread (found by the fuzzer: a KeyError, then a branch reading a removed value)."""
+    c64 = np.complex64
+    then = helper.make_graph([helper.make_node("Mul", ["x", "p"], ["t"])], "then", [],
+                             [vi("t", c64, [1, 2])])  # fmt: skip
+    other = helper.make_graph([helper.make_node("Add", ["p", "x"], ["e"])], "else", [],
+                              [vi("e", c64, [1, 2])])  # fmt: skip
+    model = make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["p"]),
+         helper.make_node("If", ["flag"], ["y"], then_branch=then, else_branch=other)],
+        [vi("x", c64, [1, 1]), vi("w", c64, [1, 2]), vi("flag", np.bool_, [])],
+        [vi("y", c64, [1, 2])],
+    )  # fmt: skip
+    out, _ = decomplex(model, target=target)
+    rng = np.random.default_rng(5)
+    for flag in (False, True):
+        feeds = {"x": (rng.standard_normal((1, 1)) + 1j).astype(c64),
+                 "w": (rng.standard_normal((1, 2)) - 1j).astype(c64), "flag": np.array(flag)}  # fmt: skip
+        assert validate(model, out, feeds).passed

@@ -8,6 +8,8 @@ import numpy as np
 import onnx
 import pytest
 from helpers import assert_rewrites, convert_export, init, make_model, op_counts, vi
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import helper
 
 from onnx_decomplex import decomplex
@@ -35,6 +37,28 @@ def _framing_map(frames: int, f: int, length: int, hop: int, start: int, width: 
     return m.reshape(frames * f, length)
 
 
+def _apply(form, x: np.ndarray) -> np.ndarray:
+    """The form on one row of x, in numpy, as `replace_framed` writes it: the signal's
+    blocks of the hop through K' and summed along the frames, or the frames through K'
+    and each hop added where it lands."""
+    hop, k, frames = form.hop, form.blocks, form.frames
+    if not form.overlap:
+        padded = np.zeros(form.span)
+        lo, hi = max(form.start, 0), min(form.start + form.span, form.length)
+        padded[lo - form.start : hi - form.start] = x[lo:hi]
+        blocks = padded.reshape(-1, hop)
+        return sum(blocks[j : j + frames] @ form.kernel[:, j * hop : (j + 1) * hop].T
+                   for j in range(k)).reshape(-1)  # fmt: skip
+    p = (x.reshape(frames, -1) @ form.kernel).reshape(frames, k, hop)
+    out = np.zeros((frames - 1 + k, hop))
+    for j in range(k):
+        out[j : j + frames] += p[:, j]
+    flat = np.zeros(form.length)
+    lo, hi = max(form.start, 0), min(form.start + form.span, form.length)
+    flat[lo:hi] = out.reshape(-1)[lo - form.start : hi - form.start]
+    return flat
+
+
 @pytest.mark.parametrize(
     "hop, width, start",
     [(8, 16, 0), (6, 16, 0), (5, 12, 3), (4, 12, -6), (16, 16, 0), (7, 9, -2)],
@@ -45,18 +69,32 @@ def test_a_framing_map_is_read_at_its_hop_and_start(hop, width, start):
     form = read_framed(m, [length], [frames, f])
     assert form is not None and not form.overlap and form.hop == hop
     assert form.start % hop == 0 and form.start <= start
-    # The form's own reading of M: x's padded blocks through K', summed along frames.
     x = np.random.default_rng(0).standard_normal(length)
-    padded = np.zeros(form.span)
-    lo, hi = max(form.start, 0), min(form.start + form.span, length)
-    padded[lo - form.start : hi - form.start] = x[lo:hi]
-    blocks = padded.reshape(-1, hop)
-    y = sum(blocks[j : j + frames] @ form.kernel[:, j * hop : (j + 1) * hop].T
-            for j in range(form.blocks))  # fmt: skip
-    np.testing.assert_allclose(y.reshape(-1), m @ x, atol=1e-10)
+    np.testing.assert_allclose(_apply(form, x), m @ x, atol=1e-10)
     # Its transpose is the frames overlapped and added.
     back = read_framed(m.T, [frames, f], [length])
     assert back is not None and back.overlap and back.hop == hop
+    z = np.random.default_rng(1).standard_normal(frames * f)
+    np.testing.assert_allclose(_apply(back, z), m.T @ z, atol=1e-10)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    hop=st.integers(1, 9), width=st.integers(1, 20), start=st.integers(-12, 12),
+    frames=st.integers(2, 8), f=st.integers(1, 3),
+)  # fmt: skip
+def test_any_framing_is_read_right_or_not_at_all(hop, width, start, frames, f):
+    """A framing the signal's ends cut is read or refused, never misread; one they do not
+    cut is read."""
+    length = 48
+    m = _framing_map(frames, f, length, hop, start, width)
+    inside = start >= 0 and start + (frames - 1) * hop + width <= length
+    x, z = np.random.default_rng(2).standard_normal(length), np.ones(frames * f)
+    for form, a, got in ((read_framed(m, [length], [frames, f]), m, x),
+                         (read_framed(m.T, [frames, f], [length]), m.T, z)):  # fmt: skip
+        assert form is not None or not inside
+        if form is not None:
+            np.testing.assert_allclose(_apply(form, got), a @ got, atol=1e-9)
 
 
 def test_a_map_that_is_no_framing_is_none():

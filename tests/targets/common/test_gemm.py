@@ -17,16 +17,19 @@ F32 = np.float32
 
 
 def _model(op: str, product_first: bool, a=(4, 6), b=(6, 5), c=(4, 5), dtype=F32, read_twice=False):
-    """y = op(A B, C), or op(C, A B); A and B inputs, C a constant."""
+    """y = op(A B, C), or op(C, A B); A and B inputs (`a` None: of no known shape), C a
+    constant (`c` None: an input of no known shape)."""
     operands = ["p", "c"] if product_first else ["c", "p"]
     nodes = [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node(op, operands, ["y"])]
     outputs = [vi("y", dtype, None)]
     if read_twice:
         nodes.append(helper.make_node("Relu", ["p"], ["r"]))
         outputs.append(vi("r", dtype, None))
+    inputs = [vi("a", dtype, None if a is None else list(a)), vi("b", dtype, list(b))]
+    if c is None:
+        return make_model(nodes, [*inputs, vi("c", dtype, None)], outputs)
     c_value = np.random.default_rng(0).standard_normal(c).astype(dtype)
-    return make_model(nodes, [vi("a", dtype, list(a)), vi("b", dtype, list(b))], outputs,
-                      [init("c", c_value)])  # fmt: skip
+    return make_model(nodes, inputs, outputs, [init("c", c_value)])
 
 
 @pytest.mark.parametrize("product_first, alpha, beta", [(False, -1.0, 1.0), (True, 1.0, -1.0)])
@@ -45,7 +48,7 @@ def test_a_difference_with_a_product_is_one_gemm(product_first, alpha, beta, c):
 
 @pytest.mark.parametrize(
     "kind",
-    ["batched", "read twice", "wider C", "integers", "a sum"],
+    ["batched", "read twice", "wider C", "integers", "a sum", "no shape", "C of no shape"],
 )
 def test_what_gemm_cannot_take_is_left(kind):
     model = {
@@ -54,10 +57,17 @@ def test_what_gemm_cannot_take_is_left(kind):
         "wider C": lambda: _model("Sub", True, c=(3, 4, 5)),
         "integers": lambda: _model("Sub", True, dtype=np.int32),
         "a sum": lambda: _model("Add", True),  # onnxruntime fuses it itself
+        "no shape": lambda: _model("Sub", True, a=None),  # a Loop's output, say
+        "C of no shape": lambda: _model("Sub", True, c=None),
     }[kind]()
     out, _ = decomplex(model, target="onnxruntime")
     assert "Gemm" not in op_counts(out) and op_counts(out)["MatMul"] == 1
-    assert validate(model, out).passed
+    feeds = {"a": np.ones((4, 6), F32), "b": np.ones((6, 5), F32), "c": np.ones((4, 5), F32)}
+    if kind not in ("no shape", "C of no shape"):
+        feeds = None
+    elif kind == "no shape":
+        del feeds["c"]
+    assert validate(model, out, feeds).passed
 
 
 @pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
