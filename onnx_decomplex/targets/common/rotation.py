@@ -278,7 +278,7 @@ class _Positions:
             ids = put.node("Cast", [self.name], to=TensorProto.INT64)
             if self.wraps:  # -1 reads the last row, as the Gather does
                 ids = put.node("Mod", [ids, put.constant("rows", np.array(self.length, np.int64))])
-            ids = put.node("Reshape", [ids, put.constant("row", np.array([1, -1], np.int64))])
+            # [S] or [1, S] (`of`) broadcast with [B, 1]: [B, S], no Reshape first
             batch = put.constant("batch", np.array([dims[0], 1], np.int64))
             return cos, sin, put.node("Expand", [ids, batch])
 

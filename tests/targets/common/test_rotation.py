@@ -43,11 +43,13 @@ def test_tf2onnx_rope_is_the_contrib_node_below_opset_23_for_onnxruntime(tmp_pat
     assert not _rotary(_converted(path, tmp_path, "onnx")), "no such node below opset 23"
 
 
-def _rotate_half(seq=6, heads=2, dim=8, vary_with_head=False, length=0) -> onnx.ModelProto:
+def _rotate_half(
+    seq=6, heads=2, dim=8, vary_with_head=False, length=0, row=False
+) -> onnx.ModelProto:
     """GPT-NeoX's rotate_half on [1, S, H, D]: y = x c + rotate_half(x) s, with c and s
     the real and imaginary parts of a complex table (Cast, and Cast of -i times it).
     With a `length`, the table is `length` rows gathered at the graph input `positions`
-    [S], as Llama gathers freqs_cis at a decoding step's positions."""
+    [S] ([1, S] with `row`), as Llama gathers freqs_cis at a decoding step's positions."""
     rng = np.random.default_rng(0)
     shape = [length or seq, heads if vary_with_head else 1, dim]
     table = np.exp(1j * rng.uniform(0, 6, shape)).astype(np.complex64)
@@ -68,7 +70,7 @@ def _rotate_half(seq=6, heads=2, dim=8, vary_with_head=False, length=0) -> onnx.
              init("minus_i", np.array(-1j, np.complex64)),
              init("halves", np.array([dim // 2, dim // 2], np.int64))]  # fmt: skip
     x, y = vi("x", F32, [1, seq, heads, dim]), vi("y", F32, [1, seq, heads, dim])
-    positions = [vi("positions", np.int64, [seq])] if length else []
+    positions = [vi("positions", np.int64, [1, seq] if row else [seq])] if length else []
     return make_model(nodes, [x, *positions], [y], inits)
 
 
@@ -81,17 +83,19 @@ def test_rotate_half_is_the_node_on_halves():
     }
 
 
+@pytest.mark.parametrize("row", [False, True], ids=["[S]", "[1, S]"])
 @pytest.mark.parametrize(("target", "opset"), [("onnxruntime", 18), ("onnx", 23)])
-def test_a_table_gathered_at_run_time_positions_is_the_node_with_position_ids(target, opset):
+def test_a_table_gathered_at_run_time_positions_is_the_node_with_position_ids(target, opset, row):
     """freqs [10, 1, 8] gathered at the positions given: the node reads the whole table
     as its caches, and the positions as position_ids (-1 reads the last row, as the
-    Gather does)."""
-    model = _rotate_half(length=10)
+    Gather does), expanded over the batch as they are given."""
+    model = _rotate_half(length=10, row=row)
     x = np.random.default_rng(1).standard_normal((1, 6, 2, 8)).astype(F32)
     for positions in ([0, 1, 2, 3, 4, 5], [9, 0, 7, -1, 3, 3]):
-        feeds = {"x": x, "positions": np.array(positions, np.int64)}
+        at = np.array(positions, np.int64)
+        feeds = {"x": x, "positions": at.reshape(1, -1) if row else at}
         out = assert_rewrites(model, feeds=feeds, target=target, target_opset=opset)
-        assert op_counts(out) == Ops(RotaryEmbedding=1, Cast=1, Mod=1, Reshape=3, Expand=1)
+        assert op_counts(out) == Ops(RotaryEmbedding=1, Cast=1, Mod=1, Reshape=2, Expand=1)
         (node,) = _rotary(out)
         caches = {t.name: list(t.dims) for t in out.graph.initializer}
         assert [caches.get(name) for name in node.input] == (
