@@ -30,6 +30,11 @@ TOLERANCE = 1e-5
 """How far the framing may be from M, as a share of M's largest entry: M is read in
 float32 arithmetic, which leaves about 1e-7 of it elsewhere."""
 
+MAX_BLOCKS = 8
+"""The most hops a frame may span: each is a Slice (and a Pad) of its own, whose
+dispatch the form's cost does not count, so a filter of many taps at a hop of 1 (a
+Toeplitz M, a linear convolution) is left to the other forms."""
+
 
 @dataclass
 class Framed:
@@ -82,6 +87,8 @@ def read_framed(m: np.ndarray, tail: list[int], tail_y: list[int]) -> Framed | N
         return None
     hop, start, kernel = found
     k = kernel.shape[1] // hop
+    if k > MAX_BLOCKS:
+        return None
     f = kernel.shape[0]
     if overlap:  # one product, then k slices of [T, h] padded into T - 1 + k
         cost = frames * f * k * hop + 3 * k * (frames - 1 + k) * hop

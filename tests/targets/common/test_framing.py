@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from onnx import helper
 
 from onnx_decomplex import decomplex
-from onnx_decomplex.targets.common.framing import read_framed
+from onnx_decomplex.targets.common.framing import MAX_BLOCKS, read_framed
 
 CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "models"
 F32 = np.float32
@@ -84,11 +84,12 @@ def test_a_framing_map_is_read_at_its_hop_and_start(hop, width, start):
     frames=st.integers(2, 8), f=st.integers(1, 3),
 )  # fmt: skip
 def test_any_framing_is_read_right_or_not_at_all(hop, width, start, frames, f):
-    """A framing the signal's ends cut is read or refused, never misread; one they do not
-    cut is read."""
+    """A framing the signal's ends cut, or of more hops a frame than the form takes, is
+    read or refused, never misread; any other is read."""
     length = 48
     m = _framing_map(frames, f, length, hop, start, width)
     inside = start >= 0 and start + (frames - 1) * hop + width <= length
+    inside &= -(-(start % hop + width) // hop) <= MAX_BLOCKS
     x, z = np.random.default_rng(2).standard_normal(length), np.ones(frames * f)
     for form, a, got in ((read_framed(m, [length], [frames, f]), m, x),
                          (read_framed(m.T, [frames, f], [length]), m.T, z)):  # fmt: skip
@@ -104,6 +105,9 @@ def test_a_map_that_is_no_framing_is_none():
     m[3 * 5, 40] = 1.0  # a frame that reads past its width
     assert read_framed(m, [64], [7, 5]) is None
     assert read_framed(m, [64], [35]) is None  # one frame: nothing moves
+    # A filter of 16 taps at a hop of 1 (a linear convolution): 16 slices, not taken.
+    assert read_framed(_framing_map(40, 1, 64, 1, 0, 16), [64], [40]) is None
+    assert read_framed(_framing_map(8, 1, 64, 2, 0, 16), [64], [8]) is not None
 
 
 def _stft(length: int, width: int, hop: int, pads: tuple[int, int]) -> onnx.ModelProto:
