@@ -5,14 +5,16 @@ Exporters spell a model's attention (jax2onnx's Einsums, once lowered to MatMuls
     q, k, v = Reshape(xq | xk | xv, [B, S, H, D])       xq, xk, xv: [B, S, H D]
     s = MatMul(Transpose(q, [0, 2, 1, 3]), Transpose(k, [0, 2, 3, 1]))    [B, H, S, T]
     s = s / c  (or s * c)                                the scale, where there is one
-    s = Where(mask, s, -inf)                             a mask, where there is one
+    s = Where(mask, s, -inf)  (or s + bias)              a mask, where there is one
     p = Softmax(s, axis=-1)
     y = Reshape(Transpose(MatMul(p, Transpose(v, [0, 2, 1, 3])), [0, 2, 1, 3]), [B, S, H D])
 
 onnxruntime runs that as ten to twelve nodes, three of them Transposes that copy; its
 com.microsoft.MultiHeadAttention computes the same from xq, xk and xv in one, the mask
 as an additive bias (0 where kept, the Where's constant elsewhere: the same weights,
-since the constant is -inf or below -1e30, past which s + c rounds to c).
+since the constant is -inf or below -1e30, past which s + c rounds to c; a bias added
+is taken as it is). Keys moved heads first and then transposed (two Transposes, as
+torch's and Llama's heads-first attention writes k^T) are read as the one they make.
 `attentions` finds the spelling by its ops, each value read by the next op alone, and
 puts the node in the place of the last Reshape.
 """
@@ -41,9 +43,19 @@ def _perm(node: onnx.NodeProto) -> list[int] | None:
 
 
 def _heads(g: Matched, name: str, perm: list[int], used: list):
-    """(x, [B, S, H, D]) where `name` is Transpose(Reshape(x), perm), x [B, S, H D]."""
+    """(x, [B, S, H, D]) where `name` is Transpose(Reshape(x), perm), x [B, S, H D]; or
+    two Transposes in a row that make `perm` (keys moved heads first, then transposed)."""
     transpose = g.made(name, "Transpose", used, alone=True)
-    if transpose is None or _perm(transpose) != perm:
+    if transpose is None or _perm(transpose) is None:
+        return None
+    moved = _perm(transpose)
+    before = g.producer.get(transpose.input[0])
+    if moved != perm and before is not None and before.op_type == "Transpose":
+        first = _perm(before)
+        if first is None or g.made(transpose.input[0], "Transpose", used, alone=True) is None:
+            return None
+        moved, transpose = [first[i] for i in moved], before
+    if moved != perm:
         return None
     reshape = g.made(transpose.input[0], "Reshape", used, alone=True)
     if reshape is None:
@@ -58,10 +70,18 @@ def _heads(g: Matched, name: str, perm: list[int], used: list):
 
 
 def _scores(g: Matched, softmax: onnx.NodeProto, used: list):
-    """(q, k, qdims, scale, mask) for the Softmax's input, or None."""
+    """(q, k, qdims, scale, mask) for the Softmax's input, or None. The mask is a Where's
+    (condition, constant), or an additive bias's (bias, None)."""
     s, mask = softmax.input[0], None
     where = g.producer.get(s)
-    if where is not None and where.op_type == "Where":
+    if where is not None and where.op_type == "Add":
+        if g.made(s, "Add", used, alone=True) is None:
+            return None
+        scores = [i for i, name in enumerate(where.input) if _scored(g, name)]
+        if len(scores) != 1:
+            return None
+        s, mask = where.input[scores[0]], (where.input[1 - scores[0]], None)
+    elif where is not None and where.op_type == "Where":
         if g.made(s, "Where", used, alone=True) is None:
             return None
         kept = g.scalar(where.input[2])
@@ -83,6 +103,14 @@ def _scores(g: Matched, softmax: onnx.NodeProto, used: list):
     if q is None or k is None or q[1][2:] != k[1][2:]:
         return None
     return q[0], k[0], q[1], scale, mask
+
+
+def _scored(g: Matched, name: str) -> bool:
+    """Whether `name` is the scores before a bias is added: a product, or its scaling."""
+    node = g.producer.get(name)
+    if node is not None and node.op_type in ("Div", "Mul"):
+        node = g.producer.get(node.input[0])
+    return node is not None and node.op_type == "MatMul"
 
 
 def _values(g: Matched, probabilities: str, used: list, heads: int):
@@ -144,12 +172,19 @@ def attentions(model: onnx.ModelProto) -> list[str]:
         inputs = [q, k, v]
         if bias is not None:
             name, kept = bias
-            zero = put.constant("kept", np.zeros((), np.float32))
-            off = put.constant("masked", np.array(kept, np.float32))
-            added = put.node("Where", [name, zero, off])
-            lead = 4 - len(g.dims(name))
-            if lead:
-                added = put.node("Unsqueeze", [added, put.constant("axes", np.arange(lead))])
+            added = name
+            if kept is not None:  # a Where's mask: 0 where kept, its constant elsewhere
+                zero = put.constant("kept", np.zeros((), np.float32))
+                off = put.constant("masked", np.array(kept, np.float32))
+                added = put.node("Where", [name, zero, off])
+            shape = g.dims(name)
+            if not (shape and all(isinstance(d, int) for d in shape)):
+                batch = dims[0] if isinstance(dims[0], int) else 1
+                scores = np.array([batch, dims[2], dims[1], g.dims(k)[1]], np.int64)
+                added = put.node("Expand", [added, put.constant("scores", scores)])
+            elif len(shape) < 4:
+                axes = np.arange(4 - len(shape))
+                added = put.node("Unsqueeze", [added, put.constant("axes", axes)])
             inputs += ["", "", added]
         heads = dims[2]
         put.node("MultiHeadAttention", inputs, domain=CONTRIB, num_heads=heads,
@@ -163,12 +198,18 @@ def attentions(model: onnx.ModelProto) -> list[str]:
     return notes
 
 
-def _bias(g: Matched, mask, dims: list, keys) -> tuple[str, float] | None:
+def _bias(g: Matched, mask, dims: list, keys) -> tuple[str, float | None] | None:
     """The mask as the additive bias's source, where it broadcasts as MultiHeadAttention's
     bias does: [..., S, T] with S and T its own, of rank up to 4, its leading dims 1 or
-    the batch's and heads'."""
+    the batch's and heads'. A bias added whose shape is not known here (one computed,
+    a causal mask made by Trilu) is taken: the scores it is added to are [B, H, S, T],
+    which it broadcasts to."""
     name, kept = mask
     shape = g.dims(name)
+    if kept is None and not (shape and all(isinstance(d, int) for d in shape)):
+        # a bias of a shape not inferred here: broadcast by an Expand to the scores' (of
+        # rank 4: the weights' product is moved back by a Transpose of four axes)
+        return (name, kept) if isinstance(dims[1], int) and isinstance(keys, int) else None
     if not shape or len(shape) > 4 or shape[-2:] != [dims[1], keys]:
         return None
     lead = [1, 1][: 4 - len(shape)] + shape[:-2]

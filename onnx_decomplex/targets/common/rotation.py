@@ -426,6 +426,21 @@ def _joined(model, x: str, dims: list, labels: dict) -> str | None:
     return joined if declared_dims(labels[joined]) == [*dims[:2], dims[2] * dims[3]] else None
 
 
+def _heads_first(model, x: str, dims: list, labels: dict) -> str | None:
+    """The [B, S, H D] value that x [B, H, S, D] was split from, heads first, by a
+    Reshape to [B, S, H, D] and a Transpose (as torch's and Llama's attention write q and
+    k), where it was: the rotation is then of that value, its heads moved after it, so
+    that attention over the heads reads [B, S, H D] (`common.attention`)."""
+    moved = next((n for n in model.graph.node if x in n.output), None)
+    perm = (
+        next((list(a.ints) for a in moved.attribute if a.name == "perm"), None) if moved else None
+    )
+    if moved is None or moved.op_type != "Transpose" or perm != [0, 2, 1, 3]:
+        return None
+    b, h, s, d = dims
+    return _joined(model, moved.input[0], [b, s, h, d], labels)
+
+
 def _replace(model, chain, dims, rotation, opset, caches, labels) -> None:
     """chain.y as one RotaryEmbedding of x: [B, S, H*D] with num_heads (x [B, S, D] or
     [B, S, H, D], which was that where a Reshape split it so), or [B, H, S, D] as it is.
@@ -434,10 +449,14 @@ def _replace(model, chain, dims, rotation, opset, caches, labels) -> None:
     values), and the position ids [B, S] they are read at (None: from position 0)."""
     seq, interleaved = rotation
     put = Placed(model.graph, chain.y)
+    x = chain.x
+    joined = _heads_first(model, x, dims, labels) if len(dims) == 4 and seq == 2 else None
+    if joined is not None:  # [B, H, S, D] rotated as the [B, S, H D] it was split from
+        b, h, s, d = dims
+        dims, seq, x = [b, s, h, d], 1, joined
     three_d = len(dims) == 3 or seq == 1
     heads = 1 if len(dims) == 3 else dims[2 if seq == 1 else 1]
-    x = chain.x
-    if len(dims) == 4 and three_d:
+    if len(dims) == 4 and three_d and joined is None:
         x = _joined(model, x, dims, labels) or put.node(
             "Reshape", [x, put.constant("rows", np.array([0, 0, -1], np.int64))]
         )
@@ -457,5 +476,7 @@ def _replace(model, chain, dims, rotation, opset, caches, labels) -> None:
                            **attrs)  # fmt: skip
     import_emitted(model, {n.domain for n in put.nodes})
     if len(dims) == 4 and three_d:
-        put.node("Reshape", [rotated, put.constant("shape", np.array(dims, np.int64))])
+        rotated = put.node("Reshape", [rotated, put.constant("shape", np.array(dims, np.int64))])
+    if joined is not None:
+        put.node("Transpose", [rotated], perm=[0, 2, 1, 3])
     put.done()

@@ -19,14 +19,21 @@ B, S, H, D = 2, 5, 3, 4
 
 
 def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_rank: int = 2,
-               keys: int = S) -> onnx.ModelProto:  # fmt: skip
+               keys: int = S, heads_first: bool = False, bias: str | None = None
+               ) -> onnx.ModelProto:  # fmt: skip
     """xq [B, S, H D] and xk, xv [B, keys, H D] in heads, scores scaled (`scale` "Div"
     or "Mul", or none), masked by a causal [S, keys] (of `mask_rank`, leading 1s) with
-    `masked` (or not), softmax, weighted values back as [B, S, H D], then Relu."""
+    `masked` (or not), softmax, weighted values back as [B, S, H D], then Relu. With
+    `heads_first`, k is moved heads first and then transposed (torch's k^T); with a
+    `bias`, the mask is added: a "constant" of -inf, or one "computed" from a Trilu."""
     nodes = [helper.make_node("Reshape", [f"x{n}", f"shape_{n}"], [f"{n}4"]) for n in "qkv"]
+    keys_t = [helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1])]
+    if heads_first:
+        keys_t = [helper.make_node("Transpose", ["k4"], ["kh"], perm=[0, 2, 1, 3]),
+                  helper.make_node("Transpose", ["kh"], ["kt"], perm=[0, 1, 3, 2])]  # fmt: skip
     nodes += [
         helper.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
-        helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+        *keys_t,
         helper.make_node("Transpose", ["v4"], ["vt"], perm=[0, 2, 1, 3]),
         helper.make_node("MatMul", ["qt", "kt"], ["s"]),
     ]
@@ -34,7 +41,15 @@ def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_r
     if scale:
         nodes.append(helper.make_node(scale, ["s", "c"], ["scaled"]))
         s = "scaled"
-    if masked is not None:
+    if bias == "computed":  # -inf above the diagonal, as jax2onnx writes a causal mask
+        nodes += [helper.make_node("ConstantOfShape", ["square"], ["full"],
+                                   value=onnx.numpy_helper.from_array(np.array([-np.inf], F32))),
+                  helper.make_node("Trilu", ["full", "one"], ["above"], upper=1),
+                  helper.make_node("Reshape", ["above", "shape_bias"], ["bias"])]  # fmt: skip
+    if bias is not None:
+        nodes.append(helper.make_node("Add", [s, "bias"], ["kept"]))
+        s = "kept"
+    elif masked is not None:
         nodes.append(helper.make_node("Where", ["mask", s, "off"], ["kept"]))
         s = "kept"
     nodes += [
@@ -49,6 +64,11 @@ def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_r
     inits += [init("shape_y", np.array([B, S, H * D])), init("c", np.array(2.0, F32)),
               init("off", np.array(masked if masked is not None else 0, F32)),
               init("mask", causal.reshape([1] * (mask_rank - 2) + [S, keys]))]  # fmt: skip
+    if bias == "constant":
+        inits.append(init("bias", np.where(causal, 0, -np.inf).astype(F32)))
+    elif bias == "computed":
+        inits += [init("square", np.array([S, keys])), init("one", np.array(keys - S + 1)),
+                  init("shape_bias", np.array([1, 1, S, keys]))]  # fmt: skip
     ins = [vi("xq", F32, [B, S, H * D]), vi("xk", F32, [B, keys, H * D]),
            vi("xv", F32, [B, keys, H * D])]  # fmt: skip
     return make_model(nodes, ins, [vi("y", F32, [B, S, H * D])], inits, 18)
@@ -58,6 +78,20 @@ def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_r
 @pytest.mark.parametrize("mask_rank", [2, 4])
 def test_attention_however_scaled_is_one_node(scale, mask_rank):
     model = _attention(scale, mask_rank=mask_rank)
+    out, report = decomplex(model, target="onnxruntime")
+    counts = op_counts(out)
+    assert counts["MultiHeadAttention"] == 1, report.lowering_notes
+    assert not counts.keys() & {"Softmax", "Transpose", "MatMul"}
+    assert validate(model, out, atol=1e-6, rtol=1e-5).passed
+
+
+@pytest.mark.parametrize("bias", ["constant", "computed"])
+@pytest.mark.parametrize("heads_first", [False, True])
+def test_an_added_mask_and_keys_moved_twice_are_one_node(bias, heads_first):
+    """A mask added as a bias (a constant, or computed at run time as a causal Trilu,
+    whose shape inference leaves unknown there), and keys moved heads first then
+    transposed (two Transposes, as torch writes k^T): one node."""
+    model = _attention("Div", bias=bias, heads_first=heads_first)
     out, report = decomplex(model, target="onnxruntime")
     counts = op_counts(out)
     assert counts["MultiHeadAttention"] == 1, report.lowering_notes
@@ -90,8 +124,14 @@ def test_the_default_target_leaves_attention_as_written():
     assert not report.changed and "MultiHeadAttention" not in op_counts(out)
 
 
-def test_llamas_attention_is_one_node_a_layer(tmp_path):
-    src = CORPUS / "jax2onnx" / "llama_decoder.onnx"
+@pytest.mark.parametrize("name", ["llama_decoder", "llama_decoder_heads_first"])
+def test_llamas_attention_is_one_node_a_layer(name, tmp_path):
+    """Both spellings: heads split from [B, S, H D] and rotated there, or moved heads
+    first and rotated as [B, H, S, D] (whose rotation then reads [B, S, H D] too, and
+    whose causal mask is a Trilu added)."""
+    src = CORPUS / "jax2onnx" / f"{name}.onnx"
     result = convert_export(src, tmp_path / "out.onnx", target="onnxruntime")
     assert result.validation.passed
-    assert op_counts(onnx.load(tmp_path / "out.onnx"))["MultiHeadAttention"] == 2
+    counts = op_counts(onnx.load(tmp_path / "out.onnx"))
+    assert counts["MultiHeadAttention"] == 2 and counts["RotaryEmbedding"] == 4
+    assert "Softmax" not in counts

@@ -44,14 +44,18 @@ def test_tf2onnx_rope_is_the_contrib_node_below_opset_23_for_onnxruntime(tmp_pat
 
 
 def _rotate_half(
-    seq=6, heads=2, dim=8, vary_with_head=False, length=0, row=False
+    seq=6, heads=2, dim=8, vary_with_head=False, length=0, row=False, heads_first=False
 ) -> onnx.ModelProto:
     """GPT-NeoX's rotate_half on [1, S, H, D]: y = x c + rotate_half(x) s, with c and s
     the real and imaginary parts of a complex table (Cast, and Cast of -i times it).
     With a `length`, the table is `length` rows gathered at the graph input `positions`
-    [S] ([1, S] with `row`), as Llama gathers freqs_cis at a decoding step's positions."""
+    [S] ([1, S] with `row`), as Llama gathers freqs_cis at a decoding step's positions.
+    With `heads_first`, x is [1, S, H D], split into heads and moved heads first
+    ([1, H, S, D], torch's q.view(...).transpose(1, 2)) before it is rotated."""
     rng = np.random.default_rng(0)
     shape = [length or seq, heads if vary_with_head else 1, dim]
+    if heads_first:
+        shape = [seq, dim]
     table = np.exp(1j * rng.uniform(0, 6, shape)).astype(np.complex64)
     gather = [helper.make_node("Gather", ["freqs", "positions"], ["table"])] if length else []
     nodes = [
@@ -70,6 +74,11 @@ def _rotate_half(
              init("minus_i", np.array(-1j, np.complex64)),
              init("halves", np.array([dim // 2, dim // 2], np.int64))]  # fmt: skip
     x, y = vi("x", F32, [1, seq, heads, dim]), vi("y", F32, [1, seq, heads, dim])
+    if heads_first:
+        nodes[:0] = [helper.make_node("Reshape", ["joined", "split"], ["x4"]),
+                     helper.make_node("Transpose", ["x4"], ["x"], perm=[0, 2, 1, 3])]  # fmt: skip
+        inits.append(init("split", np.array([1, seq, heads, dim], np.int64)))
+        x, y = vi("joined", F32, [1, seq, heads * dim]), vi("y", F32, [1, heads, seq, dim])
     positions = [vi("positions", np.int64, [1, seq] if row else [seq])] if length else []
     return make_model(nodes, [x, *positions], [y], inits)
 
@@ -81,6 +90,18 @@ def test_rotate_half_is_the_node_on_halves():
         "interleaved": 0,
         "num_heads": 2,
     }
+
+
+@pytest.mark.parametrize(("target", "opset"), [("onnxruntime", 18), ("onnx", 23)])
+def test_heads_moved_first_are_rotated_as_the_value_they_were_split_from(target, opset):
+    """[1, S, H D] split into heads and moved heads first, then rotated: the node reads
+    [1, S, H D] itself, and the heads are split and moved after it, where attention over
+    the heads finds them (`common.attention`)."""
+    out = assert_rewrites(_rotate_half(heads_first=True), target=target, target_opset=opset)
+    (node,) = _rotary(out)
+    assert node.input[0] == "joined"
+    assert {a.name: helper.get_attribute_value(a) for a in node.attribute}["num_heads"] == 2
+    assert op_counts(out) == Ops(RotaryEmbedding=1, Reshape=1, Transpose=1)
 
 
 @pytest.mark.parametrize("row", [False, True], ids=["[S]", "[1, S]"])
