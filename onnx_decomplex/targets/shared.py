@@ -99,7 +99,7 @@ def attention(every_model: bool = False) -> TargetForm:
     return _editing(
         "attention",
         "scaled dot-product attention over heads, written as MatMuls, Transposes, a "
-        "scale, a mask's Where and a Softmax (ten to twelve nodes), as one "
+        "scale, a mask's Where or an added bias, and a Softmax (ten to twelve nodes), as one "
         "com.microsoft.MultiHeadAttention, the mask an additive bias",
         attentions,
         "attention",
