@@ -21,6 +21,7 @@ from .constants import gs_value
 from .dtypes import onnx_of, real_of
 from .files.stream import Streamed, left_on_disk
 from .ops import Ops
+from .rules.common import node_axes
 
 Part = "gs.Tensor | np.ndarray"
 
@@ -353,7 +354,10 @@ class Forms:
             p = split.inputs[0] if split.inputs else None
             if not _pairs_on(p, split.attrs.get("axis", 0)) or len(split.outputs) != 2:
                 return None
-            if split.outputs[index] is not squeezed or not _pairs_on(p, self._axis(node)):
+            kind, axes = node_axes(self, node)
+            if split.outputs[index] is not squeezed or kind != "list" or len(axes) != 1:
+                return None
+            if not _pairs_on(p, axes[0]):
                 return None
             sizes = self.constant(split.inputs[1]) if len(split.inputs) > 1 else None
             return p if sizes is None or list(np.ravel(sizes)) == [1, 1] else None
@@ -361,14 +365,6 @@ class Forms:
             return None
         at = self.constant(node.inputs[1])
         return p if at is not None and at.shape == () and int(at) == index else None
-
-    def _axis(self, squeeze: gs.Node) -> int | None:
-        """The one axis a Squeeze takes out, or None."""
-        axes = squeeze.attrs.get("axes")
-        if axes is None and len(squeeze.inputs) > 1:
-            axes = self.constant(squeeze.inputs[1])
-        axes = None if axes is None else list(np.ravel(axes))
-        return int(axes[0]) if axes is not None and len(axes) == 1 else None
 
     # ---- real operands -----------------------------------------------------------------
 

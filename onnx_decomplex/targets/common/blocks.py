@@ -25,6 +25,7 @@ the time. Parts computed from constants alone enter for nothing: runtimes fold t
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,10 +81,10 @@ def _sole_product(t: gs.Tensor, outputs: set[str]) -> gs.Node | None:
     return node if node.op == "MatMul" else None
 
 
-def _products(graph: gs.Graph, outputs: set[str]) -> list[_Op]:
-    """Every Zr = Ar Cr - Ai Ci beside Zi = Ar Ci + Ai Cr, on matrices of static shape."""
+def _products(graph: gs.Graph, outputs: set[str], main: Set[int]) -> list[_Op]:
+    """Every Zr = Ar Cr - Ai Ci beside Zi = Ar Ci + Ai Cr, on matrices of static shape,
+    its sum among the `main` graph's nodes (a subgraph's read values, but stay there)."""
     by_operands = {(n.inputs[0].name, n.inputs[1].name): n for n in graph.nodes if n.op == "MatMul"}
-    main = {id(n) for n in graph.nodes}  # a subgraph's nodes read values, but stay there
     found = []
     for sub in graph.nodes:
         if sub.op != "Sub":
@@ -98,15 +99,8 @@ def _products(graph: gs.Graph, outputs: set[str]) -> list[_Op]:
         if any(_sole_product(p.outputs[0], outputs) is None for p in (p3, p4)):
             continue
         add = p3.outputs[0].outputs[0]
-        if (
-            id(add) not in main
-            or add.op != "Add"
-            or {t.name for t in add.inputs}
-            != {
-                p3.outputs[0].name,
-                p4.outputs[0].name,
-            }
-        ):
+        summed = {p3.outputs[0].name, p4.outputs[0].name}
+        if id(add) not in main or add.op != "Add" or {t.name for t in add.inputs} != summed:
             continue
         a, c = _matrix(ar), _matrix(cr)
         if a is None or c is None or a != _matrix(ai) or c != _matrix(ci) or ar is ai:
@@ -118,7 +112,7 @@ def _products(graph: gs.Graph, outputs: set[str]) -> list[_Op]:
     return found
 
 
-def _sums(known: list[Pair], claimed: set[int], main: set[int]) -> list[_Op]:
+def _sums(known: list[Pair], claimed: set[int], main: Set[int]) -> list[_Op]:
     """Add and Sub of a pair in `known` (and of those they give) with another pair, part
     by part, on equal static shapes: X + Y as (Xr + Yr, Xi + Yi); only the `main` graph's
     nodes (a subgraph's read the parts, which leave the run for them)."""
@@ -290,12 +284,12 @@ def blocks(model: onnx.ModelProto) -> list[str]:
         return []
     graph = gs.import_onnx(inferred)
     outputs = {t.name for t in graph.outputs}
-    products = _products(graph, outputs)
+    order = {id(n): k for k, n in enumerate(graph.nodes)}  # the main graph's nodes
+    products = _products(graph, outputs, order.keys())
     if not products:
         return []
     claimed = {id(n) for op in products for n in op.nodes}
-    ops = products + _sums([op.out for op in products], claimed, {id(n) for n in graph.nodes})
-    order = {id(n): k for k, n in enumerate(graph.nodes)}
+    ops = products + _sums([op.out for op in products], claimed, order.keys())
     put, memo, notes = _Blocks(Emitter(graph, default_opset(model) or 1)), {}, []
     for run in _runs(ops, order):
         if not any(op.op == "MatMul" for op in run.ops) or not _worth(run, outputs, memo):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
-from ...shapes import declared_dims
 from .chains import drop_unused
 from .matching import Matched
 
@@ -60,22 +59,15 @@ def _product_and_rest(g: Matched, node: onnx.NodeProto):
             continue
         if product.domain not in ("", "ai.onnx") or g.readers.get(a) != 1:
             continue
-        dims = [_dims(g, name) for name in product.input]
+        dims = [g.known_dims(name) for name in product.input]
         if g.elem(a) not in FLOATS or g.elem(c) != g.elem(a):
             continue
         if any(d is None or len(d) != 2 or 0 in d for d in dims):
             continue
-        if not _broadcasts(_dims(g, c), dims):
+        if not _broadcasts(g.known_dims(c), dims):
             continue
         return product, c, first
     return None
-
-
-def _dims(g: Matched, name: str) -> list | None:
-    """`name`'s dims; None where its shape is not known (a rank not inferred)."""
-    if name not in g.tensors and name not in g.values:
-        return None
-    return g.dims(name) if name in g.tensors else declared_dims(g.values[name])
 
 
 def _broadcasts(c: list | None, dims: list[list]) -> bool:

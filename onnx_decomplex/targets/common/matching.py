@@ -61,6 +61,13 @@ class Matched:
             return list(self.tensors[name].dims)
         return declared_dims(self.values[name]) if name in self.values else []
 
+    def known_dims(self, name: str) -> list | None:
+        """`name`'s dims, None where inference gave no shape (not rank 0, as `dims` has
+        it: a Loop's output, say)."""
+        if name in self.tensors:
+            return list(self.tensors[name].dims)
+        return declared_dims(self.values[name]) if name in self.values else None
+
     def elem(self, name: str) -> int | None:
         if name in self.tensors:
             return self.tensors[name].data_type
