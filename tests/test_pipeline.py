@@ -117,8 +117,8 @@ def test_the_checker_runs_once(monkeypatch, target):
                    [vi("z", np.complex64, [4])], [vi("a", np.float32, [4])])  # fmt: skip
     pipeline.decomplex(z, target=target)
     assert len(calls) == 1  # after rewriting and lowering, not after each
-    pipeline.decomplex(model, target=target)  # nothing complex: lowered for TensorRT only
-    assert len(calls) == (2 if target == "tensorrt" else 1)
+    pipeline.decomplex(model, target=target)  # no complex type, but a DFT: lowered
+    assert len(calls) == 2
 
 
 def test_a_model_with_nothing_to_do_is_passed_through_unchecked(monkeypatch):

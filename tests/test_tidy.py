@@ -49,8 +49,8 @@ def test_no_fixture_leaves_an_identity_or_a_reshape_chain(path):
             out, report = decomplex(model, validate=False)
     except DecomplexError:
         pytest.skip("refused before any rewrite (tested elsewhere)")
-    if not report.changed:
-        pytest.skip("nothing complex: the model is left as it is")
+    if not report.has_complex and report.normalized is None:
+        pytest.skip("nothing complex, or only a DFT's: the export's own nodes are left as written")
     if _holds_subgraphs(out):
         pytest.skip("a graph with subgraphs is left as it is: they may read values by name")
     assert leftovers(out) == []

@@ -1,11 +1,14 @@
 """Pass `lower`: the target's forms, in the order its module lists them
-(`targets`; target options). Each form applies to a model the rewrite made, and some
-to every model (what the runtime cannot run as written)."""
+(`targets`; target options). Each form applies to a model the rewrite made or one that
+holds a DFT or an STFT (complex values in ONNX's own packed layout), and some to every
+model (what the runtime cannot run as written)."""
 
 from __future__ import annotations
 
 from ..options import Options
 from ..targets import Lowering
+from ..targets.common.lowering import holds
+from ..targets.common.transforms import TRANSFORM_OPS
 from .state import State
 from .tidy import fill_output_shapes
 
@@ -15,8 +18,9 @@ def run(state: State, options: Options) -> State:
     report.target = target.name
     step = target.lower(
         Lowering(
-            state.model, state.opset, state.rewritten, options.target.keep_double,
-            state.external_dir,
+            state.model, state.opset, state.rewritten,
+            transforms=holds(state.model, TRANSFORM_OPS),
+            keep_double=options.target.keep_double, external_dir=state.external_dir,
         )
     )  # fmt: skip
     report.lowered, report.lowering_notes = step.ops, step.notes

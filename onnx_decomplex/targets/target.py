@@ -22,6 +22,8 @@ class Lowering:
             and says so in `notes`.
         opset: Its default-domain opset.
         rewritten: Whether the rewrite made it (the model held complex values).
+        transforms: Whether it holds a DFT or an STFT: complex values in ONNX's own
+            packed layout, which the forms take as they take a model the rewrite made.
         keep_double: Leave float64 as it is where the target would narrow it.
         external_dir: Where weights still on disk live.
         ops: Nodes lowered, by op type.
@@ -34,6 +36,7 @@ class Lowering:
     model: onnx.ModelProto
     opset: int
     rewritten: bool
+    transforms: bool = False
     keep_double: bool = False
     external_dir: Path | None = None
     ops: Counter = field(default_factory=Counter)
@@ -83,8 +86,9 @@ class TargetForm:
         name: A short name, for docs and tests.
         purpose: What it is for: what it replaces, by what, and why.
         apply: Puts the form in the `Lowering`'s model.
-        every_model: Whether it applies to a model the rewrite left as it was too
-            (what a runtime cannot run at all); otherwise only to one it made.
+        every_model: Whether it applies to every model the rewrite left as it was
+            (what a runtime cannot run at all); otherwise only to one it made or one
+            that holds a transform (`Lowering.transforms`).
     """
 
     name: str
@@ -127,6 +131,6 @@ class Target:
     def lower(self, lowering: Lowering) -> Lowering:
         """Runs every form that applies, in order."""
         for form in self.forms:
-            if form.every_model or lowering.rewritten:
+            if form.every_model or lowering.rewritten or lowering.transforms:
                 form.apply(lowering)
         return lowering

@@ -68,7 +68,12 @@ def test_stft_of_a_complex_signal(cdtype):
         inits=[init("step", np.array(8, np.int64)), init("win", np.hanning(16).astype(real))],
         attrs={"onesided": 0},
     )  # fmt: skip
-    assert_rewrites(m, ops={"STFT": 1})
+    # Lowered as every STFT of frames up to 256: one Conv of the frame step, or in
+    # float64, which onnxruntime's Conv does not take, the gathered frames' MatMul.
+    if cdtype == np.complex64:
+        assert_rewrites(m, ops={"Transpose": 2, "Conv": 1, "Reshape": 1})
+    else:
+        assert_rewrites(m, ops={"Gather": 1, "Reshape": 2, "MatMul": 1})
 
 
 def test_stft_of_a_complex_signal_is_one_sided_by_default():

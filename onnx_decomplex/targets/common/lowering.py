@@ -174,6 +174,11 @@ def _all_static(shape) -> bool:
     return shape is not None and all(static(d) is not None for d in shape)
 
 
+def holds(model: onnx.ModelProto, ops: frozenset[str]) -> bool:
+    """Whether a node of `ops` is in the model, its subgraphs included."""
+    return any(n.op_type in ops for n in _all_nodes(model.graph))
+
+
 def _all_nodes(graph: onnx.GraphProto):
     for node in graph.node:
         yield node

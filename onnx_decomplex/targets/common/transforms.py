@@ -31,6 +31,10 @@ from .lowering import Lowered, lowering, op, refuse, scalar, static
 ACCURATE = frozenset({"DFT"})
 """What every target lowers in a model the rewrite makes, for accuracy alone."""
 
+TRANSFORM_OPS = frozenset({"DFT", "STFT"})
+"""The ops whose outputs are complex values in ONNX's own packed layout: a model that
+holds one takes a target's forms as a model the rewrite made does, complex type or not."""
+
 MAX_MATRIX_BYTES = 1 << 30
 """A dense DFT matrix larger than this is refused, when no other form applies: it
 grows with the square of the length."""
@@ -426,15 +430,17 @@ def stft(e: Emitter, node: gs.Node, lowered: Lowered) -> None:
         signal = op(e, "Pad", [x, np.array([0, 0, 0, 0, read - total, 0], np.int64)])
     m = _dft_block(e, _Transform(width, channels, length, False, onesided, x.dtype))
     out_len = length // 2 + 1 if onesided else length
-    if has_window and window is None:  # a window given at run time: the frames windowed
+    if window is not None:
+        # Rows of M are (sample, part): scaling row j by w_j windows the frame for free.
+        m = m * np.repeat(window.astype(m.dtype), channels)[:, None]
+    runtime_window = has_window and window is None
+    if runtime_window or x.dtype == np.float64:  # onnxruntime has no float64 Conv
         gathered = op(e, "Gather", [signal, index.astype(np.int64)], {"axis": 1})
-        gathered = op(e, "Mul", [gathered, op(e, "Reshape", [window_t, np.array([-1, 1])])])
+        if runtime_window:  # the frames windowed
+            gathered = op(e, "Mul", [gathered, op(e, "Reshape", [window_t, np.array([-1, 1])])])
         _matmul_last_two(e, lowered, gathered, 4, width * channels, m, [out_len, 2], y)
         form = "Gather, MatMul by a"
     else:
-        if window is not None:
-            # Rows of M are (sample, part): scaling row j by w_j windows the frame for free.
-            m = m * np.repeat(window.astype(m.dtype), channels)[:, None]
         if read < total:
             ends = [np.array([v], np.int64) for v in (0, read, 1)]
             signal = op(e, "Slice", [signal, *ends])
