@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from .onnxruntime import MATMUL_DFT_MAX_LENGTH
-from .shared import ROTATION, affine_chains, block_products, gemm, normalized, transforms
+from .shared import (
+    ROTATION,
+    affine_chains,
+    block_products,
+    gemm,
+    normalized,
+    read_outs,
+    transforms,
+)
 from .target import Target
 
 ONNX = Target(
@@ -23,5 +31,6 @@ ONNX = Target(
         transforms(MATMUL_DFT_MAX_LENGTH),
         block_products(),
         gemm(),
+        read_outs(),
     ),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .common.attention import attentions
 from .common.blocks import blocks
-from .common.fusion import fuse
+from .common.fusion import fuse, fuse_read_outs
 from .common.gemm import gemms
 from .common.narrow import narrow_double
 from .common.normalization import normalizations
@@ -123,6 +123,21 @@ def gemm(every_model: bool = False) -> TargetForm:
         "does not fuse itself (it fuses an Add)",
         gemms,
         "gemm",
+        every_model,
+    )
+
+
+def read_outs(every_model: bool = False) -> TargetForm:
+    """Values moved into one product by constants as that product, the constants moved
+    (`common.fusion.fuse_read_outs`)."""
+    return _editing(
+        "read-outs",
+        "a chain of six nodes or more that only moves values (slices, packs, reshapes) "
+        "into one MatMul by constants and moves what it makes, left once the other forms "
+        "have run (a block product's parts read into a beamformer's quadratic form), as "
+        "that one MatMul, its constants moved instead, where the nodes' dispatch costs more",
+        fuse_read_outs,
+        "read-out",
         every_model,
     )
 

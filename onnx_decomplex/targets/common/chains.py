@@ -191,13 +191,14 @@ def computing(y: str, x: str, producer) -> list[onnx.NodeProto]:
 
 
 def replace_chains(
-    model: onnx.ModelProto, anchor, replace, least: int = 1, given=frozenset()
+    model: onnx.ModelProto, anchor, replace, least: int = 1, given=frozenset(), keep=None
 ) -> list[str]:
     """Calls `replace(model, chain, labels)` on each chain from an `anchor` node (see
-    `chains`, with the inputs `given`) of at least `least` nodes (`labels`: the inferred value infos, by value
-    name) until every chain left has been given to it once; `replace` changes `model` in place and returns a note, or
-    None where it leaves the chain. Returns the notes; none without onnxruntime, which
-    reads the chains."""
+    `chains`, with the inputs `given`) of at least `least` nodes, and that `keep(chain)`
+    takes where given (`labels`: the inferred value infos, by value name), until every
+    chain left has been given to it once; `replace` changes `model` in place and returns
+    a note, or None where it leaves the chain. Returns the notes; none without
+    onnxruntime, which reads the chains."""
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
@@ -206,7 +207,7 @@ def replace_chains(
     while True:  # a replaced chain may lie inside a longer one: found again on what is left
         found = [
             c for c in chains(model.graph, anchor, given)
-            if (c.x, c.y) not in tried and len(c.nodes) >= least
+            if (c.x, c.y) not in tried and len(c.nodes) >= least and (keep is None or keep(c))
         ]  # fmt: skip
         if not found:
             return notes

@@ -128,7 +128,8 @@ class Product:
 
 def cheapest_form(f: Affine, x_lead: list, budget: float = math.inf) -> Product:
     """M^T itself, or, where M has low rank r (`probe.RANK_TOL`), A [N, r] and B [r, N'],
-    from its singular values (or its range's basis); whichever costs less (`COST`).
+    from its singular values (or its range's basis); whichever costs less (`COST`, the
+    second product's dispatch counted).
     `x_lead` are x's leading dims (a name for one not static), for how many rows share
     each matrix. Where neither could cost at most `budget`, M's rank is only bounded,
     not read off its singular values."""
@@ -167,7 +168,9 @@ def cheapest_form(f: Affine, x_lead: list, budget: float = math.inf) -> Product:
             return form  # over the budget, whatever M's rank
         u, s, vt = np.linalg.svd(m, full_matrices=False)
         rank = max(rank_of(s), 1)
-        if rank * (n + n_out) < n * n_out:
+        # The second product's dispatch, shared by x's rows (a name: at least one).
+        second = COST["node"] / math.prod(d for d in x_lead if isinstance(d, int)) / rate
+        if rank * (n + n_out) + second < n * n_out:
             a = np.swapaxes(vt[..., :rank, :], -1, -2) * s[..., None, :rank]  # [..., N, r]
             factors, work = [a, np.swapaxes(u[..., :, :rank], -1, -2)], rank * (n + n_out)
     moves = 2 * COST["pass"] * (n + n_out) if form.perm else 0.0
@@ -179,6 +182,35 @@ UNROLLED_MIN_NODES = 16
 """The fewest nodes of a chain with no DFT that `fuse` reads: an unrolled recurrence
 (LRU's 16 steps are 275 nodes on 128 values), where onnxruntime's cost is each node's
 dispatch, not its arithmetic."""
+
+
+READ_OUT_MIN_NODES = 6
+"""The fewest nodes of a read-out chain that `fuse_read_outs` reads."""
+
+MOVES = frozenset(
+    {"Reshape", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "Split", "Flatten",
+     "Concat", "Identity", "Neg"}
+)  # fmt: skip
+"""Ops that only move, copy or negate their elements."""
+
+
+def _read_out(chain: Chain) -> bool:
+    """Whether the chain moves its values into one MatMul by constants and moves what
+    that makes: its M is the constant's entries moved, read exactly."""
+    ops = [n.op_type for n in chain.nodes]
+    return ops.count("MatMul") == 1 and all(op in MOVES or op == "MatMul" for op in ops)
+
+
+def fuse_read_outs(model: onnx.ModelProto) -> list[str]:
+    """Runs each read-out chain of `model` (`_read_out`) of at least `READ_OUT_MIN_NODES`
+    nodes, none of its values read outside it, as its one product where that costs at
+    most `COST["margin"]` of the chain, in place; a note per chain replaced. Run once
+    the other forms have put theirs in: the parts of a block product sliced, packed and
+    read into a product by constants (a beamformer's quadratic form) cost onnxruntime
+    each node's dispatch, and one product by the constants moved costs one."""
+
+    fused = functools.partial(_fuse_chain, matmul_up_to=0, unrolled=True, least=READ_OUT_MIN_NODES)
+    return replace_chains(model, is_affine, fused, least=READ_OUT_MIN_NODES, keep=_read_out)
 
 
 def fuse(model: onnx.ModelProto, matmul_up_to: int) -> list[str]:
@@ -208,13 +240,17 @@ COMPUTES = frozenset(
 
 
 def _fuse_chain(
-    model, chain: Chain, labels: dict, matmul_up_to: int, unrolled: bool = False
+    model,
+    chain: Chain,
+    labels: dict,
+    matmul_up_to: int,
+    unrolled: bool = False,
+    least: int = UNROLLED_MIN_NODES,
 ) -> str | None:
     """Replaces one chain by its cheapest product (see `fuse`); a note, or None where
-    it is left as it is. An `unrolled` chain (no DFT) is read only where it has
-    `UNROLLED_MIN_NODES`, none of them read outside it, and a dense M would pass the
-    cost model."""
-    if unrolled and (len(chain.nodes) < UNROLLED_MIN_NODES or shared(model.graph, chain)):
+    it is left as it is. An `unrolled` chain (no DFT) is read only where it has `least`
+    nodes, none of them read outside it, and a dense M would pass the cost model."""
+    if unrolled and (len(chain.nodes) < least or shared(model.graph, chain)):
         return None
     if _lone_transform(chain):
         return None

@@ -4,7 +4,7 @@ on its CPU provider (docs/performance.md)."""
 from __future__ import annotations
 
 from ..common.rotation import rotations
-from ..shared import affine_chains, attention, block_products, gemm, normalized
+from ..shared import affine_chains, attention, block_products, gemm, normalized, read_outs
 from ..target import Lowering, Target, TargetForm, lowers
 
 MATMUL_DFT_MAX_LENGTH = 256
@@ -62,5 +62,6 @@ ONNXRUNTIME = Target(
         block_products(every_model=True),
         attention(every_model=True),
         gemm(every_model=True),
+        read_outs(every_model=True),
     ),
 )

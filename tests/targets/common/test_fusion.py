@@ -242,3 +242,83 @@ def test_an_affine_chain_of_an_empty_value_is_left_as_it_is():
     )  # fmt: skip
     out, _ = decomplex(m)
     assert validate(m, out).passed
+
+
+def _read_out(extra=()):
+    """A block matrix x [16, 16]'s parts sliced out, packed as [8, 8, 2], flattened, times
+    constants [128, 32], and the real part of the [16, 2] result taken: ten nodes."""
+    rng = np.random.default_rng(12)
+    ends = {"r0": [0, 0], "r1": [8, 8], "i0": [8, 0], "i1": [16, 8]}
+    nodes = [
+        helper.make_node("Slice", ["x", "r0", "r1"], ["re"]),
+        helper.make_node("Slice", ["x", "i0", "i1"], ["im"]),
+        helper.make_node("Unsqueeze", ["re", "last"], ["re1"]),
+        helper.make_node("Unsqueeze", ["im", "last"], ["im1"]),
+        helper.make_node("Concat", ["re1", "im1"], ["packed"], axis=-1),
+        helper.make_node("Reshape", ["packed", "flat"], ["row"]),
+        helper.make_node("MatMul", ["row", "w"], ["form"]),
+        helper.make_node("Reshape", ["form", "pairs"], ["pair"]),
+        helper.make_node("Split", ["pair"], ["real", "imag"], axis=-1, num_outputs=2),
+        helper.make_node("Squeeze", ["real", "last"], ["y"]),
+        *extra,
+    ]
+    inits = [init(k, np.array(v, np.int64)) for k, v in ends.items()]
+    inits += [init("last", np.array([-1], np.int64)), init("flat", np.array([1, 128], np.int64)),
+              init("pairs", np.array([16, 2], np.int64)),
+              init("w", rng.standard_normal((128, 32)).astype(F32))]  # fmt: skip
+    outputs = [vi("y", F32, [16]), *(vi(n.output[0], F32, None) for n in extra)]
+    return make_model(nodes, [vi("x", F32, [16, 16])], outputs, inits, opset=18)
+
+
+def test_values_moved_into_a_product_by_constants_are_that_product():
+    """A read-out: the ten nodes' dispatch costs more than their one product, which the
+    constants moved make one MatMul by [256, 16] (the imaginary parts, never read, are not
+    computed). Exact: M is the constants' entries, moved."""
+    model = _read_out()
+    out, report = decomplex(model, target="onnxruntime")
+    assert op_counts(out) == {"Reshape": 1, "MatMul": 1}
+    assert report.lowered["read-out"] == 1
+    assert [list(t.dims) for t in out.graph.initializer if len(t.dims) == 2] == [[256, 16]]
+    onnx.checker.check_model(out, full_check=True)
+    x = np.random.default_rng(1).standard_normal((16, 16)).astype(F32)
+    assert validate(model, out, {"x": x}).passed
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [helper.make_node("Neg", ["packed"], ["seen"])],  # a value of the chain read outside it
+        [
+            helper.make_node("Add", ["y", "y"], ["twice"]),  # arithmetic: not a read-out
+            helper.make_node("Mul", ["twice", "y"], ["cube"]),
+        ],  # fmt: skip
+    ],
+    ids=["shared", "computed after"],
+)
+def test_what_is_no_read_out_stays(extra):
+    model = _read_out(extra)
+    out, report = decomplex(model, target="onnxruntime")
+    if extra[0].op_type == "Neg":
+        assert "read-out" not in report.lowered and op_counts(out)["Slice"] == 2
+    else:  # the read-out still is one, and what follows it stays as it is
+        assert report.lowered["read-out"] == 1 and op_counts(out)["Mul"] == 1
+    assert validate(model, out, {"x": np.eye(16, dtype=F32)}).passed
+
+
+def test_a_read_out_chain_holds_one_product_and_moves_alone():
+    g = _read_out().graph
+    (chain,) = [c for c in chains.chains(g, chains.is_affine) if c.y == "y"]
+    assert fusion._read_out(chain)
+    assert not fusion._read_out(
+        chains.Chain(chain.x, chain.y, [*chain.nodes, helper.make_node("Add", ["y", "y"], ["z"])])
+    )
+
+
+@pytest.mark.parametrize(("n", "products"), [(16, 1), (512, 2)])
+def test_a_low_rank_map_is_two_products_where_the_second_dispatch_pays(n, products):
+    """A second product costs its dispatch: a rank-4 M of [16, 16] stays one MatMul,
+    one of [512, 512] is two."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((n, 4)) @ rng.standard_normal((4, n))
+    form = fusion.cheapest_form(probe.Affine(m=m, b=np.zeros(n)), [], budget=1e12)
+    assert len(form.factors) == products
