@@ -291,11 +291,12 @@ def test_values_moved_into_a_product_by_constants_are_that_product():
         [
             helper.make_node("Add", ["y", "y"], ["twice"]),  # arithmetic: not a read-out
             helper.make_node("Mul", ["twice", "y"], ["cube"]),
-        ],  # fmt: skip
+        ],
     ],
     ids=["shared", "computed after"],
 )
 def test_what_is_no_read_out_stays(extra):
+    """A value of the chain read outside it keeps the chain; arithmetic after it ends it."""
     model = _read_out(extra)
     out, report = decomplex(model, target="onnxruntime")
     if extra[0].op_type == "Neg":

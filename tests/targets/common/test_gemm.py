@@ -73,9 +73,11 @@ def test_what_gemm_cannot_take_is_left(kind):
 @pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
 def test_newton_schulz_steps_are_a_product_and_a_gemm(target, tmp_path):
     """The MVDR beamformer's twelve steps X (2I - R X) on block matrices: twelve Gemms,
-    each R X subtracted from 2I; the outputs match JAX's."""
+    each R X subtracted from 2I, and the last one's parts read into the quadratic form as
+    one MatMul (a read-out); the outputs match JAX's."""
     out_path = tmp_path / "mvdr.onnx"
     result = convert_export(CORPUS / "jax2onnx" / "beamformer_mvdr.onnx", out_path, target)
     assert result.validation.passed
     counts = op_counts(onnx.load(out_path))
     assert counts["Gemm"] >= 12 and "Sub" in counts
+    assert result.report.lowered["read-out"] == 1
