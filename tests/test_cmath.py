@@ -203,6 +203,20 @@ def test_a_square_has_numpys_signed_zeros():
     np.testing.assert_allclose(re + 1j * im, expected)
 
 
+def test_a_quotient_has_numpys_signed_zeros():
+    """A part that cancels to 0 (z / z, i z / z, ...) is signed as numpy's Smith division
+    signs it, by the sign of the divisor's larger part, in every quadrant and order of
+    the divisor's parts."""
+    b = np.array([complex(r, i) for r in (1.0, -1.0, 0.5, -3.0)
+                  for i in (1.0, -1.0, 0.5, -3.0, 0.0, -0.0)], np.complex64)  # fmt: skip
+    for a in (b, 1j * b, -1j * b, -b, np.conj(b)):
+        expected = a / b
+        re, im = cmath.div(NUMPY, parts(a), parts(b), np.float32)
+        assert np.array_equal(np.signbit(re), np.signbit(expected.real))
+        assert np.array_equal(np.signbit(im), np.signbit(expected.imag))
+        np.testing.assert_allclose(re + 1j * im, expected, rtol=1e-6)
+
+
 RECIPROCAL_DIV = SimpleNamespace(
     **{**vars(NUMPY), "div": lambda a, b: np.multiply(a, np.reciprocal(b))},
     reciprocal_divides=True,

@@ -18,6 +18,7 @@ from onnx.reference.ops.op_reduce_log_sum_exp import compute_log_sum_exp
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.cmath import pack, unpack
 from onnx_decomplex.dtypes import onnx_of
 from onnx_decomplex.reference import evaluator
 from onnx_decomplex.rules.unary import FUNCTIONS
@@ -118,6 +119,25 @@ def test_abs_of_a_pair(cdtype):
     values = values[np.abs(values) < 1e10]
     m = single("Abs", cdtype, shape=[len(values)], out_dtype=_real_of(cdtype), pair=True)
     check(m, {"a": values}, cdtype)
+
+
+def test_a_quotient_that_cancels_to_zero_takes_numpys_sign_before_a_branch_cut(cdtype):
+    """z / z is 1 - 0i where z's larger part is a negative imaginary one (numpy's Smith
+    division divides by it): Log keeps the -0, and Acosh of it is -pi/2 i, not +pi/2 i.
+    Found by the fuzzer, as Acosh(Log(Div(x, x)))."""
+    z = np.array([0.06286511 - 0.06605243j, -0.3 + 0.2j, 1 - 2j, -2 - 1j, 2 + 1j, -1 + 3j],
+                 cdtype)  # fmt: skip
+    m = make_model(
+        [helper.make_node("Div", ["z", "z"], ["q"]), helper.make_node("Log", ["q"], ["l"]),
+         helper.make_node("Acosh", ["l"], ["y"])],
+        [vi("z", cdtype, [len(z)])], [vi("y", cdtype, [len(z)])],
+    )  # fmt: skip
+    out, _ = decomplex(m)
+    (got,) = run_ort(out, {"z": pack(z)})
+    with np.errstate(all="ignore"):
+        expected = np.arccosh(np.log(z / z))
+    np.testing.assert_allclose(unpack(got), expected, atol=1e-6)
+    assert np.array_equal(np.signbit(unpack(got).imag), np.signbit(expected.imag))
 
 
 @pytest.mark.parametrize("shift", [1, 5, 17])

@@ -188,7 +188,7 @@ def div(ctx, node):
         return
     if ctx.is_complex(a) and ctx.is_complex(b):
         ctx.set_pair(y, *cmath.div(ctx, ctx.pair(a, dtype), ctx.pair(b, dtype), dtype))
-        ctx.explain("z / w on pairs, w scaled by its larger part")
+        ctx.explain("z / w on pairs, w scaled by its larger part (Smith's, numpy's)")
     elif ctx.is_complex(a):
         ctx.set_pair(y, *cmath.div_real(ctx, ctx.pair(a, dtype), ctx.real(b, dtype)))
         ctx.explain("complex over real: both parts divided")

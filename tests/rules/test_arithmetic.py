@@ -29,11 +29,12 @@ PACKED_PRODUCT = Ops(Split=1, Concat=1, Mul=2, Add=1)
 """z w for a constant w: z (wr, wr) + (-zi, zr) (wi, wi), the swap one Split and one Concat."""
 GAUSS = Ops(Mul=3, Add=2, Sub=3)
 """(ar br - ai bi) + i ((ar + ai)(br + bi) - ar br - ai bi): three products."""
-DIVIDE = Ops(Abs=2, Max=2, Equal=1, Cast=1, Div=6, Mul=6, Add=3, Sub=1)
-"""a / b = a conj(c) / |c|^2 / s, c = b / s, s = max(|br|, |bi|) (cmath.div)."""
+DIVIDE = Ops(Abs=2, Max=2, Equal=1, Cast=1, Div=6, Mul=10, Add=5, Sub=1, Sign=1)
+"""a / b = a conj(u) / (|u|^2 t) / s, s = max(|br|, |bi|), t the sign of b's larger part,
+u = t b / s (cmath.div: Smith's, numpy's)."""
 ONE_TIMES = Ops(Mul=2, Add=1, Sub=1)
 """(1 + 0i) z: numpy's repeated squaring starts from 1."""
-INVERSE = Ops(Abs=2, Max=2, Cast=1, Div=6, Mul=6, Add=4, Sub=2, Equal=3, And=1, Where=2)
+INVERSE = Ops(Abs=2, Max=2, Cast=1, Div=6, Mul=10, Add=6, Sub=2, Equal=3, And=1, Where=2, Sign=1)
 """z^-1 = (1 + 0i) / z by `div`, NaN where z = 0."""
 POLAR = Ops(Abs=4, Max=4, Min=5, Less=4, Equal=3, And=2, IsInf=3, Where=5, Cast=4,
             Atan=1, Div=4, Sqrt=1, Pow=1, Cos=1, Sin=1, Mul=10, Add=3, Sub=7, Or=1,
