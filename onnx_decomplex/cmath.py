@@ -313,27 +313,27 @@ def _pick(ops, flag, yes, no):
 
 
 def _scaled_divisor(ops, b, dtype, zero_divides: bool):
-    """b / s with s = max(|br|, |bi|), a function that divides by s (`_Divisor`), and t,
-    the sign of b's larger part (+-1, as c's; 1 for b = 0 with `zero_divides`): the
+    """b / s with s = max(|br|, |bi|), and a function that divides by s (`_Divisor`): the
     divisor scaled to modulus in [1, 2], so that nothing squared overflows or underflows.
     With `zero_divides`, b = 0 scales to 1 and s is +0, so that a / 0 = (ar / +0, ai / +0)
-    as numpy's division gives; without, to 0 (0 / 0 is NaN, as numpy's reciprocal gives).
-    t is made only where it is read."""
+    as numpy's division gives; without, to 0 (0 / 0 is NaN, as numpy's reciprocal gives)."""
     br, bi = b
     s = ops.max(ops.abs(br), ops.abs(bi))
     divisor = _Divisor(ops, s, dtype)
     cr, ci = divisor.ratio(br), divisor.ratio(bi)
     if zero_divides:
         cr = ops.add(cr, _flag(ops, ops.equal(s, _c(0, dtype)), dtype))
+    return (cr, ci), divisor.quotient
 
-    def sign():
-        # One of cr, ci is +-1 and the other in [-1, 1]: |cr + ci| is 0 or at least the
-        # ulp just below 1, with the larger one's sign. cr tie, a quarter of that ulp,
-        # breaks the tie cr = -ci as numpy does (by br), and turns no other sign.
-        tie = _c(np.finfo(dtype).epsneg / 4, dtype)
-        return ops.sign(ops.add(ops.add(cr, ci), ops.mul(cr, tie)))
 
-    return (cr, ci), divisor.quotient, sign
+def _larger_sign(ops, c, dtype):
+    """The sign of c's larger part, for c = b / s (`_scaled_divisor`): one of cr, ci is
+    +-1 and the other in [-1, 1], so |cr + ci| is 0 or at least the ulp just below 1,
+    with the larger one's sign; cr tie, a quarter of that ulp, breaks the tie cr = -ci
+    as numpy does (by br), and turns no other sign. 1 for b = 0, scaled to 1."""
+    cr, ci = c
+    tie = _c(np.finfo(dtype).epsneg / 4, dtype)
+    return ops.sign(ops.add(ops.add(cr, ci), ops.mul(cr, tie)))
 
 
 def div(ops, a, b, dtype=None):
@@ -345,8 +345,8 @@ def div(ops, a, b, dtype=None):
     one), which a branch cut after it turns by pi. t is exact (+-1, and 1 for b = 0), and
     so is dividing by |u|^2 t."""
     dtype = _real(ops, dtype)
-    (ar, ai), ((cr, ci), over_s, sign) = a, _scaled_divisor(ops, b, dtype, zero_divides=True)
-    t = sign()
+    (ar, ai), ((cr, ci), over_s) = a, _scaled_divisor(ops, b, dtype, zero_divides=True)
+    t = _larger_sign(ops, (cr, ci), dtype)
     ur, ui = ops.mul(cr, t), ops.mul(ci, t)
     den = ops.mul(abs2(ops, (ur, ui)), t)
     re = ops.add(ops.mul(ar, ur), ops.mul(ai, ui))
@@ -392,7 +392,7 @@ def reciprocal(ops, a, dtype=None):
     reciprocal gives, and where one part is infinite and the other not NaN, numpy's
     signed zeros (conj(a) times +0)"""
     dtype = _real(ops, dtype)
-    (cr, ci), over_s, _ = _scaled_divisor(ops, a, dtype, zero_divides=False)
+    (cr, ci), over_s = _scaled_divisor(ops, a, dtype, zero_divides=False)
     # |c|^2 then s, one division each: their product overflows where s is near the
     # largest float, and the reciprocal is only tiny.
     den = abs2(ops, (cr, ci))

@@ -252,10 +252,11 @@ def ends(chain: Chain, labels: dict) -> tuple[list, list, int] | None:
 class Placed:
     """Nodes that compute `y` in the place of the node that now does, and the
     initializers they read, named after y. `done` puts them in: the old node then
-    writes a value no one reads, for `drop_unused`."""
+    writes a value no one reads, for `drop_unused`. `lead`: the leading axes every
+    value keeps (`reshape`)."""
 
-    def __init__(self, graph: onnx.GraphProto, y: str):
-        self.graph, self.y, self.nodes = graph, y, []
+    def __init__(self, graph: onnx.GraphProto, y: str, lead: int = 0):
+        self.graph, self.y, self.nodes, self.lead = graph, y, [], lead
         self.taken = {n for node in graph.node for n in [*node.input, *node.output]}
         self.taken |= {t.name for t in graph.initializer} | {i.name for i in graph.input}
 
@@ -273,6 +274,11 @@ class Placed:
         out = self.fresh(op.lower())
         self.nodes.append(helper.make_node(op, inputs, [out], name=out, domain=domain, **attrs))
         return out
+
+    def reshape(self, x: str, sizes: list[int]) -> str:
+        """x as `sizes` past its `lead` leading axes, which it keeps."""
+        shape = np.array([0] * self.lead + list(sizes), np.int64)
+        return self.node("Reshape", [x, self.constant("shape", shape)])
 
     def done(self) -> None:
         """The last node writes y, in the place of the one that wrote it."""

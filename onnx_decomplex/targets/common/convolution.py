@@ -213,16 +213,12 @@ def replace_convolution(
     node. x and y have `lead` leading axes, then the `tails` the map acts on, x's and
     y's: each is reshaped to one block of channels and one of spatial axes, where it has
     other axes."""
-    put = Placed(model.graph, chain.y)
+    put = Placed(model.graph, chain.y, lead)
     n_in, n_out = form.channels
     r = form.basis.shape[1]
 
     def const(stem: str, value: np.ndarray) -> str:
         return put.constant(stem, np.ascontiguousarray(value).astype(dtype))
-
-    def reshape(x: str, sizes: list[int]) -> str:
-        shape = np.array([0] * lead + sizes, np.int64)
-        return put.node("Reshape", [x, put.constant("shape", shape)])
 
     def blocks(tail: list[int], n: int) -> tuple[list[int], bool]:
         """The tail as [channels, spatial] (or the other way), and whether it is so."""
@@ -231,27 +227,29 @@ def replace_convolution(
         return shape, list(tail) == shape
 
     (x_shape, x_is), (y_shape, y_is) = blocks(tails[0], n_in), blocks(tails[1], n_out)
-    x = chain.x if x_is else reshape(chain.x, x_shape)
+    x = chain.x if x_is else put.reshape(chain.x, x_shape)
     if form.per_channel:
-        y = _each_channel(put, x, form, lead, reshape, const)
+        y = _each_channel(put, x, form, const)
         if np.any(b != 0):
             y = put.node("Add", [y, const("bias", b.reshape(*b.shape[:-1], *y_shape))])
         if not y_is:
-            reshape(y, list(tails[1]))
+            put.reshape(y, tails[1])
         put.done()
         return
     parts = []
     if r:
         if form.channels_first:
             z = put.node("MatMul", [x, const("basis", form.basis)])
-            z = put.node("MatMul", [reshape(z, [-1]), const("mix", form.core)])
+            z = put.node("MatMul", [put.reshape(z, [-1]), const("mix", form.core)])
             parts.append(
-                put.node("MatMul", [reshape(z, [n_out, r]), const("inverse", form.basis.T)])
+                put.node("MatMul", [put.reshape(z, [n_out, r]), const("inverse", form.basis.T)])
             )
         else:
             z = put.node("MatMul", [const("basis", form.basis.T), x])
-            z = put.node("MatMul", [reshape(z, [-1]), const("mix", form.core)])
-            parts.append(put.node("MatMul", [const("inverse", form.basis), reshape(z, [r, n_out])]))
+            z = put.node("MatMul", [put.reshape(z, [-1]), const("mix", form.core)])
+            parts.append(
+                put.node("MatMul", [const("inverse", form.basis), put.reshape(z, [r, n_out])])
+            )
     if form.constant is not None:
         if form.channels_first:
             parts.append(put.node("MatMul", [const("pointwise", form.constant), x]))
@@ -261,19 +259,19 @@ def replace_convolution(
     if np.any(b != 0):
         y = put.node("Add", [y, const("bias", b.reshape(*b.shape[:-1], *y_shape))])
     if not y_is:
-        reshape(y, list(tails[1]))
+        put.reshape(y, tails[1])
     put.done()
 
 
-def _each_channel(put: Placed, x: str, form: Convolution, lead: int, reshape, const) -> str:
+def _each_channel(put: Placed, x: str, form: Convolution, const) -> str:
     """x's rows through each channel's map, one row and channel at a time ([I, 1, S]
     times [I, S, S]), then the mix; channels moved before the places and back where
     they are last."""
     n_in, s = form.core.shape[:2]
-    swap = [*range(lead), lead + 1, lead]
+    swap = [*range(put.lead), put.lead + 1, put.lead]
     rows = x if form.channels_first else put.node("Transpose", [x], perm=swap)
-    y = put.node("MatMul", [reshape(rows, [n_in, 1, s]), const("maps", form.core)])
-    y = reshape(y, [n_in, s])
+    y = put.node("MatMul", [put.reshape(rows, [n_in, 1, s]), const("maps", form.core)])
+    y = put.reshape(y, [n_in, s])
     if form.mix is not None:
         y = put.node("MatMul", [const("mix", form.mix), y])
     return y if form.channels_first else put.node("Transpose", [y], perm=swap)

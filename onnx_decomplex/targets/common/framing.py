@@ -136,16 +136,13 @@ def replace_framed(
     """Computes chain.y as `form` of chain.x (plus b), in the place of the chain's last
     node. x and y have `lead` leading axes, then the `tails` the map acts on, x's and
     y's."""
-    put = Placed(model.graph, chain.y)
+    put = Placed(model.graph, chain.y, lead)
 
     def const(stem: str, value) -> str:
         return put.constant(stem, np.ascontiguousarray(value))
 
     def ints(*values: int) -> np.ndarray:
         return np.array(values, np.int64)
-
-    def reshape(x: str, sizes: list[int]) -> str:
-        return put.node("Reshape", [x, const("shape", ints(*[0] * lead, *sizes))])
 
     def sliced(x: str, starts, ends, axes) -> str:
         return put.node("Slice", [x, const("starts", ints(*starts)), const("ends", ints(*ends)),
@@ -173,7 +170,7 @@ def replace_framed(
     f = form.kernel.shape[0]
     if not form.overlap:
         x = window(chain.x, form.start, form.start + form.span, form.length)
-        x = reshape(x, [frames - 1 + k, hop])
+        x = put.reshape(x, [frames - 1 + k, hop])
         by_block = form.kernel.reshape(f, k, hop).transpose(2, 1, 0).reshape(hop, k * f)
         p = put.node("MatMul", [x, const("kernel", by_block.astype(dtype))])  # [T - 1 + k, k F]
         if k == 1:
@@ -182,17 +179,17 @@ def replace_framed(
             y = summed([sliced(p, [j, j * f], [j + frames, (j + 1) * f], [-2, -1])
                         for j in range(k)])  # fmt: skip
     else:
-        x = chain.x if len(tails[0]) == 2 else reshape(chain.x, [frames, f])
+        x = chain.x if len(tails[0]) == 2 else put.reshape(chain.x, [frames, f])
         p = put.node("MatMul", [x, const("kernel", form.kernel.astype(dtype))])  # [T, k h]
         if k > 1:
-            p = reshape(p, [frames, k, hop])
+            p = put.reshape(p, [frames, k, hop])
             p = summed(
                 [padded(sliced(p, [j], [j + 1], [-2]), 3, 0, j, k - 1 - j) for j in range(k)]
             )
-        y = window(reshape(p, [-1]), -form.start, form.length - form.start, form.span)
+        y = window(put.reshape(p, [-1]), -form.start, form.length - form.start, form.span)
     if np.any(b != 0):
         shape = [*b.shape[:-1], *([frames, f] if not form.overlap else [form.length])]
         y = put.node("Add", [y, const("bias", b.reshape(shape).astype(dtype))])
     if not form.overlap and len(tails[1]) != 2:
-        reshape(y, list(tails[1]))
+        put.reshape(y, tails[1])
     put.done()

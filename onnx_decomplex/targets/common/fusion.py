@@ -427,7 +427,7 @@ def _replace(
     on, and y's sizes past the leading ones: where there are several, x's are
     flattened into one first, and y's made again last."""
     lead, k, tail_y = layout
-    put = Placed(model.graph, chain.y)
+    put = Placed(model.graph, chain.y, lead)
     opset = default_opset(model) or 13
 
     def at_rows(op: str, x: str) -> str:  # Unsqueeze or Squeeze of axis -2
@@ -435,12 +435,7 @@ def _replace(
             return put.node(op, [x, put.constant("axes", np.array([-2], np.int64))])
         return put.node(op, [x], axes=[-2])
 
-    def reshape(x: str, sizes: list[int]) -> str:
-        return put.node(
-            "Reshape", [x, put.constant("shape", np.array([0] * lead + sizes, np.int64))]
-        )
-
-    current = reshape(chain.x, [-1]) if k > 1 else chain.x
+    current = put.reshape(chain.x, [-1]) if k > 1 else chain.x
     if form.rows:
         current = at_rows("Unsqueeze", current)
     if form.perm:
@@ -454,5 +449,5 @@ def _replace(
     if np.any(b != 0):
         current = put.node("Add", [current, put.constant("bias", b.astype(dtype))])
     if len(tail_y) > 1:
-        reshape(current, list(tail_y))
+        put.reshape(current, tail_y)
     put.done()

@@ -14,12 +14,10 @@ Ar Br - Ai Bi, two nodes.
 from __future__ import annotations
 
 import onnx
-from onnx import TensorProto, helper
+from onnx import helper
 
-from .chains import drop_unused
+from .chains import FLOATS, drop_unused
 from .matching import Matched
-
-FLOATS = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
 
 
 def gemms(model: onnx.ModelProto) -> list[str]:

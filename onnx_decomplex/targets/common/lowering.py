@@ -19,7 +19,7 @@ import onnx_graphsurgeon as gs
 from ...constants import gs_value
 from ...emit import Emitter
 from ...errors import DecomplexError
-from ...graphs import is_default_domain
+from ...graphs import graphs_in, is_default_domain
 from ...shapes import declared_dims, infer_shapes
 from ...tidy import keep_model_fields
 from ...trt import registrar
@@ -140,8 +140,7 @@ def lower(
         The lowered model (the same object when nothing was lowered) and what changed.
         Its value_info is dropped, to be inferred again.
     """
-    found = {n.op_type for n in _all_nodes(model.graph)} & set(ops)
-    if not found:
+    if not holds(model, ops):
         return model, Lowered()
     lowered = Lowered(max_length=max_length, native=native)
     graph = _shaped(model)
@@ -174,14 +173,6 @@ def _all_static(shape) -> bool:
     return shape is not None and all(static(d) is not None for d in shape)
 
 
-def holds(model: onnx.ModelProto, ops: frozenset[str]) -> bool:
+def holds(model: onnx.ModelProto, ops: set[str] | frozenset[str]) -> bool:
     """Whether a node of `ops` is in the model, its subgraphs included."""
-    return any(n.op_type in ops for n in _all_nodes(model.graph))
-
-
-def _all_nodes(graph: onnx.GraphProto):
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
-                yield from _all_nodes(g)
+    return any(n.op_type in ops for g in graphs_in(model.graph) for n in g.node)

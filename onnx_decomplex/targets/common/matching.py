@@ -57,9 +57,9 @@ class Matched:
         return self._values
 
     def dims(self, name: str) -> list:
-        if name in self.tensors:
-            return list(self.tensors[name].dims)
-        return declared_dims(self.values[name]) if name in self.values else []
+        """`known_dims`, but [] for a value inference does not name."""
+        known = self.known_dims(name)
+        return known if known is not None or name in self.values else []
 
     def known_dims(self, name: str) -> list | None:
         """`name`'s dims, None where inference gave no shape (not rank 0, as `dims` has

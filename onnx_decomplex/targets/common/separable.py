@@ -95,26 +95,22 @@ def replace_separable(
     """Computes chain.y as `form` of chain.x (plus b), in the place of the chain's last
     node. x and y have `lead` leading axes, then the `tails` the map acts on, x's and
     y's, each reshaped to its two blocks where it has more axes."""
-    put = Placed(model.graph, chain.y)
+    put = Placed(model.graph, chain.y, lead)
     i1, i2, o1, o2 = form.blocks
     r = form.terms
-
-    def reshape(x: str, sizes: list[int]) -> str:
-        shape = np.array([0] * lead + sizes, np.int64)
-        return put.node("Reshape", [x, put.constant("shape", shape)])
 
     def const(stem: str, value: np.ndarray) -> str:
         return put.constant(stem, np.ascontiguousarray(value).astype(dtype))
 
-    x = chain.x if list(tails[0]) == [i1, i2] else reshape(chain.x, [i1, i2])
+    x = chain.x if list(tails[0]) == [i1, i2] else put.reshape(chain.x, [i1, i2])
     z = put.node("MatMul", [x, const("right", form.right)])  # [I1, r O2]
     if r > 1:  # the r blocks [I1, O2] stacked: [r I1, O2]
-        z = reshape(z, [i1, r, o2])
+        z = put.reshape(z, [i1, r, o2])
         perm = [*range(lead), lead + 1, lead, lead + 2]
-        z = reshape(put.node("Transpose", [z], perm=perm), [r * i1, o2])
+        z = put.reshape(put.node("Transpose", [z], perm=perm), [r * i1, o2])
     y = put.node("MatMul", [const("left", form.left), z])  # [O1, O2]
     if np.any(b != 0):
         y = put.node("Add", [y, const("bias", b.reshape(*b.shape[:-1], o1, o2))])
     if list(tails[1]) != [o1, o2]:
-        reshape(y, list(tails[1]))
+        put.reshape(y, tails[1])
     put.done()
