@@ -272,13 +272,22 @@ def hypot(ops, x, y, dtype):
     return hypot_of(ops, ops.max(ax, ay), ops.min(ax, ay), dtype)
 
 
-def absolute(ops, a, dtype=None):
+def absolute(ops, a, dtype=None, widen: bool = False):
     """|a| = hypot(ar, ai), and inf where a part is infinite, the other NaN or not, as
-    numpy's (the larger part is NaN there: onnxruntime's Max gives NaN beside a NaN)"""
+    numpy's (the larger part is NaN there: onnxruntime's Max gives NaN beside a NaN).
+
+    With `widen`, for a runtime whose float64 is IEEE double (onnxruntime's), a float32
+    a's modulus is sqrt(ar^2 + ai^2) in float64, where no float32 square overflows or
+    underflows, rounded once to float32: 7 nodes where the scaled hypot takes 11."""
     dtype = _real(ops, dtype)
     ar, ai = a
     infinite = ops.or_(ops.isinf(ar), ops.isinf(ai))
-    return ops.where(infinite, _c(np.inf, dtype), hypot(ops, ar, ai, dtype))
+    if widen and np.dtype(dtype) == np.float32:
+        wide = [ops.cast(part, np.float64) for part in a]
+        modulus = ops.cast(ops.sqrt(abs2(ops, wide)), np.float32)
+    else:
+        modulus = hypot(ops, ar, ai, dtype)
+    return ops.where(infinite, _c(np.inf, dtype), modulus)
 
 
 def signbit(ops, x, dtype):

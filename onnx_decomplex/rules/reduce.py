@@ -132,7 +132,8 @@ def l2(ctx, node):
 @rule("ReduceL1")
 def l1(ctx, node):
     y = node.outputs[0]
-    re = _reduce(ctx, node, "ReduceSum", cmath.absolute(ctx, ctx.pair(node.inputs[0])))
+    modulus = cmath.absolute(ctx, ctx.pair(node.inputs[0]), widen=ctx.contrib)
+    re = _reduce(ctx, node, "ReduceSum", modulus)
     ctx.set_pair(y, re, ctx.zeros_like(re, ctx.real_dtype(y)))
     ctx.explain("sum of moduli, with a zero imaginary part")
 

@@ -61,9 +61,10 @@ def round_(ctx, node):
 def abs_(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     # Not ReduceL2 over the packed axis, whose squares overflow (and underflow) where
-    # |z| does not; reductions over an axis of 2 are also slower than a Split.
-    ctx.set_real(y, cmath.absolute(ctx, ctx.pair(x), ctx.real_dtype(x)))
-    ctx.explain("|z| = hypot(re, im), scaled by the larger part")
+    # |z| does not; reductions over an axis of 2 are also slower than a Split. On
+    # onnxruntime, a float32 one's squares are summed in float64 instead of scaled.
+    ctx.set_real(y, cmath.absolute(ctx, ctx.pair(x), ctx.real_dtype(x), widen=ctx.contrib))
+    ctx.explain("|z| = hypot(re, im), in float64 or scaled by the larger part")
 
 
 @rule("IsNaN", "IsInf", infer=real_outputs)

@@ -120,7 +120,8 @@ def gemm(every_model: bool = False) -> TargetForm:
         "gemm",
         "a MatMul of two matrices that only a Sub reads, less a value or from one, "
         "as one Gemm (alpha or beta -1), which onnxruntime "
-        "does not fuse itself (it fuses an Add)",
+        "does not fuse itself (it fuses an Add), and a Transpose of either matrix as "
+        "Gemm's transA or transB, in a sum too (onnxruntime's own Gemm leaves it a node)",
         gemms,
         "gemm",
         every_model,

@@ -28,7 +28,7 @@ from onnx import TensorProto
 from ...rules.rotary import CONTRIB
 from ...tidy import import_emitted
 from .chains import Placed, drop_unused
-from .matching import Matched
+from .matching import Matched, perm
 
 HEADS_FIRST = [0, 2, 1, 3]
 KEYS_TRANSPOSED = [0, 2, 3, 1]
@@ -38,24 +38,20 @@ MASKED_AT_MOST = -1e30
 it, so an additive bias gives the Where's weights (a row masked whole as well)."""
 
 
-def _perm(node: onnx.NodeProto) -> list[int] | None:
-    return next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
-
-
-def _heads(g: Matched, name: str, perm: list[int], used: list):
-    """(x, [B, S, H, D]) where `name` is Transpose(Reshape(x), perm), x [B, S, H D]; or
-    two Transposes in a row that make `perm` (keys moved heads first, then transposed)."""
+def _heads(g: Matched, name: str, wanted: list[int], used: list):
+    """(x, [B, S, H, D]) where `name` is Transpose(Reshape(x), wanted), x [B, S, H D]; or
+    two Transposes in a row that make `wanted` (keys moved heads first, then transposed)."""
     transpose = g.made(name, "Transpose", used, alone=True)
-    if transpose is None or _perm(transpose) is None:
+    if transpose is None or perm(transpose) is None:
         return None
-    moved = _perm(transpose)
+    moved = perm(transpose)
     before = g.producer.get(transpose.input[0])
-    if moved != perm and before is not None and before.op_type == "Transpose":
-        first = _perm(before)
+    if moved != wanted and before is not None and before.op_type == "Transpose":
+        first = perm(before)
         if first is None or g.made(transpose.input[0], "Transpose", used, alone=True) is None:
             return None
         moved, transpose = [first[i] for i in moved], before
-    if moved != perm:
+    if moved != wanted:
         return None
     reshape = g.made(transpose.input[0], "Reshape", used, alone=True)
     if reshape is None:
@@ -125,7 +121,7 @@ def _values(g: Matched, probabilities: str, used: list, heads: int):
     back = g.only_reader(product.output[0], nodes)
     if v is None or v[1][2] != heads or back is None or back.op_type != "Transpose":
         return None
-    if _perm(back) != HEADS_FIRST:
+    if perm(back) != HEADS_FIRST:
         return None
     used.append(back)
     last = g.only_reader(back.output[0], nodes)

@@ -15,6 +15,11 @@ MAX_CONSTANT = 1 << 16
 """The most values of a constant read as an eps, an axis, a scale or a weight."""
 
 
+def perm(node: onnx.NodeProto) -> list[int] | None:
+    """A Transpose's perm, None where it has none (it reverses the axes)."""
+    return next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
+
+
 class Matched:
     """What the matching reads: each value's producer and readers, constants, shapes."""
 

@@ -39,6 +39,7 @@ from ...rules.rotary import CONTRIB, ROTARY_OPSET
 from ...shapes import declared_dims
 from ...tidy import import_emitted
 from .chains import Chain, Placed, computing, ends, replace_chains
+from .matching import perm
 from .probe import runner
 
 
@@ -432,10 +433,7 @@ def _heads_first(model, x: str, dims: list, labels: dict) -> str | None:
     k), where it was: the rotation is then of that value, its heads moved after it, so
     that attention over the heads reads [B, S, H D] (`common.attention`)."""
     moved = next((n for n in model.graph.node if x in n.output), None)
-    perm = (
-        next((list(a.ints) for a in moved.attribute if a.name == "perm"), None) if moved else None
-    )
-    if moved is None or moved.op_type != "Transpose" or perm != [0, 2, 1, 3]:
+    if moved is None or moved.op_type != "Transpose" or perm(moved) != [0, 2, 1, 3]:
         return None
     b, h, s, d = dims
     return _joined(model, moved.input[0], [b, s, h, d], labels)

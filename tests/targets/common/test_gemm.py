@@ -1,6 +1,6 @@
 """A product of two matrices less a value, or from one, as one Gemm (`common.gemm`):
-both spellings, what Gemm cannot take left as it is, and the MVDR beamformer's
-Newton-Schulz steps."""
+both spellings, transposed operands as transA and transB (in a sum too), what Gemm
+cannot take left as it is, and the MVDR beamformer's Newton-Schulz steps."""
 
 from pathlib import Path
 
@@ -46,6 +46,39 @@ def test_a_difference_with_a_product_is_one_gemm(product_first, alpha, beta, c):
     assert validate(model, out).passed
 
 
+@pytest.mark.parametrize("op", ["Sub", "Add"])
+@pytest.mark.parametrize("transposed", ["a", "b", "ab"])
+def test_a_transposed_operand_is_read_as_gemms_trans(op, transposed):
+    """A Transpose of A or B is Gemm's transA or transB, in a difference or a sum (which
+    onnxruntime fuses into a Gemm of its own, leaving the Transpose a node): a Transpose
+    read elsewhere too stays for that reader."""
+    dims = {"a": (4, 6), "b": (6, 5)}
+    nodes, inputs = [], []
+    for name in "ab":
+        if name in transposed:
+            nodes.append(helper.make_node("Transpose", [name], [f"{name}t"], perm=[1, 0]))
+            inputs.append(vi(name, F32, list(dims[name][::-1])))
+        else:
+            nodes.append(helper.make_node("Identity", [name], [f"{name}t"]))
+            inputs.append(vi(name, F32, list(dims[name])))
+    nodes += [
+        helper.make_node("MatMul", ["at", "bt"], ["p"]),
+        helper.make_node(op, ["p", "c"], ["y"]),
+        helper.make_node("Relu", ["at"], ["r"]),  # A's Transpose is read twice
+    ]
+    outputs = [vi("y", F32, None), vi("r", F32, None)]
+    c = init("c", np.random.default_rng(0).standard_normal((4, 5)).astype(F32))
+    model = make_model(nodes, inputs, outputs, [c])
+    out, _ = decomplex(model, target="onnxruntime")
+    (gemm,) = [n for n in out.graph.node if n.op_type == "Gemm"]
+    attrs = {a.name: helper.get_attribute_value(a) for a in gemm.attribute}
+    assert (attrs["transA"], attrs["transB"]) == ("a" in transposed, "b" in transposed)
+    assert list(gemm.input[:2]) == [n if n in transposed else f"{n}t" for n in "ab"]
+    assert op_counts(out)["Transpose"] == ("a" in transposed)
+    onnx.checker.check_model(out, full_check=True)
+    assert validate(model, out).passed
+
+
 @pytest.mark.parametrize(
     "kind",
     ["batched", "read twice", "wider C", "integers", "a sum", "no shape", "C of no shape"],
@@ -56,7 +89,7 @@ def test_what_gemm_cannot_take_is_left(kind):
         "read twice": lambda: _model("Sub", False, read_twice=True),
         "wider C": lambda: _model("Sub", True, c=(3, 4, 5)),
         "integers": lambda: _model("Sub", True, dtype=np.int32),
-        "a sum": lambda: _model("Add", True),  # onnxruntime fuses it itself
+        "a sum": lambda: _model("Add", True),  # onnxruntime fuses it itself, no Transpose
         "no shape": lambda: _model("Sub", True, a=None),  # a Loop's output, say
         "C of no shape": lambda: _model("Sub", True, c=None),
     }[kind]()
