@@ -39,7 +39,7 @@ import onnx_graphsurgeon as gs
 
 from .. import cmath
 from ..dtypes import onnx_of
-from .common import node_axes, shift_axes, shift_axes_input
+from .common import node_axes, shift_axes, shift_axes_input, widens_modulus
 from .registry import rule
 
 
@@ -132,7 +132,8 @@ def l2(ctx, node):
 @rule("ReduceL1")
 def l1(ctx, node):
     y = node.outputs[0]
-    modulus = cmath.absolute(ctx, ctx.pair(node.inputs[0]), widen=ctx.contrib)
+    z = node.inputs[0]
+    modulus = cmath.absolute(ctx, ctx.pair(z), widen=widens_modulus(ctx, z))
     re = _reduce(ctx, node, "ReduceSum", modulus)
     ctx.set_pair(y, re, ctx.zeros_like(re, ctx.real_dtype(y)))
     ctx.explain("sum of moduli, with a zero imaginary part")

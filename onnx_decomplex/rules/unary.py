@@ -14,7 +14,7 @@ rejects a complex Abs, since it expects the output type to be the input's.
 from __future__ import annotations
 
 from .. import cmath
-from .common import on_parts
+from .common import on_parts, widens_modulus
 from .registry import real_outputs, rule
 
 
@@ -62,8 +62,9 @@ def abs_(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
     # Not ReduceL2 over the packed axis, whose squares overflow (and underflow) where
     # |z| does not; reductions over an axis of 2 are also slower than a Split. On
-    # onnxruntime, a float32 one's squares are summed in float64 instead of scaled.
-    ctx.set_real(y, cmath.absolute(ctx, ctx.pair(x), ctx.real_dtype(x), widen=ctx.contrib))
+    # onnxruntime, a small float32 one's squares are summed in float64 instead of scaled.
+    widen = widens_modulus(ctx, x)
+    ctx.set_real(y, cmath.absolute(ctx, ctx.pair(x), ctx.real_dtype(x), widen=widen))
     ctx.explain("|z| = hypot(re, im), in float64 or scaled by the larger part")
 
 

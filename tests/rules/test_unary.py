@@ -5,6 +5,7 @@ import pytest
 from helpers import PAIR_SOURCE, UNPACK, Ops, assert_ops, assert_rewrites, at, on_parts, single
 
 from onnx_decomplex import decomplex
+from onnx_decomplex.rules.common import WIDE_MODULUS_UP_TO
 from onnx_decomplex.rules.unary import FUNCTIONS
 from onnx_decomplex.validate import run_onnxruntime
 
@@ -71,6 +72,24 @@ def test_abs_is_real_and_scales_before_squaring(cdtype, opset):
     m = single("Abs", cdtype, opset, out_dtype=np.float32 if cdtype == np.complex64 else np.float64)
     # hypot of max(|re|, |im|) and min(|re|, |im|), with no ReduceL2 to overflow.
     assert_rewrites(m, ops=UNPACK + MODULUS)
+
+
+WIDE_MODULUS = Ops(Cast=3, Mul=2, Add=1, Sqrt=1, IsInf=2, Or=1, Where=1)
+"""|z| = sqrt(zr^2 + zi^2) in float64, rounded once, and inf where a part is infinite."""
+
+
+@pytest.mark.parametrize(
+    "shape, wide",
+    [([64], True), ([WIDE_MODULUS_UP_TO], True), ([WIDE_MODULUS_UP_TO + 1], False), (["n"], False)],
+    ids=["64", "most", "more", "dynamic"],
+)
+def test_abs_on_onnxruntime_sums_small_squares_in_float64(shape, wide):
+    """On onnxruntime a complex64 modulus of at most WIDE_MODULUS_UP_TO values sums its
+    squares in float64, faster there; more values, or a count not static, are scaled."""
+    m = single("Abs", np.complex64, shape=shape, out_dtype=np.float32)
+    ops = UNPACK + (WIDE_MODULUS if wide else MODULUS)
+    sizes = {"a": [8]} if shape == ["n"] else None
+    assert_rewrites(m, ops=ops, input_shapes=sizes, target="onnxruntime")
 
 
 def test_abs_of_a_pair(cdtype):
