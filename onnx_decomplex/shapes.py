@@ -102,6 +102,11 @@ def parse_shapes(specs: str | Iterable[str]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def static(dims) -> bool:
+    """Whether `dims` are known, each a number (not a dim name, not None)."""
+    return dims is not None and all(isinstance(d, int) for d in dims)
+
+
 def declared_dims(v: onnx.ValueInfoProto) -> list[int | str | None] | None:
     """The dims `v` declares: an int, a dim name, or None when unnamed; None for no shape."""
     t = v.type.tensor_type

@@ -7,6 +7,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from .graphs import graphs_in, gs_graphs, gs_holds_graphs, gs_sorted
+from .shapes import static
 
 
 def fresh_name(base: str, taken: set[str]) -> str:
@@ -204,7 +205,7 @@ def _static_shape(t: gs.Tensor) -> list[int] | None:
     shape = t.shape
     if shape is None and len(t.inputs) == 1 and t.inputs[0].op in SHAPE_KEEPING:
         shape = t.inputs[0].inputs[0].shape
-    if shape is None or not all(isinstance(d, int) for d in shape):
+    if not static(shape):
         return None
     return list(shape)
 

@@ -22,6 +22,7 @@ from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 from ..constants import evaluate
 from ..dtypes import TYPE_ATTRIBUTES, is_complex_np, is_complex_onnx, np_of, onnx_of, real_of
 from ..graphs import gs_holds_graphs, is_default_domain
+from ..shapes import static
 from .facts import MAX_READ_ELEMENTS, declared
 
 if TYPE_CHECKING:
@@ -218,7 +219,7 @@ def fold(walk: ReadingContext, node: gs.Node) -> None:
         return
     if node.op == "Shape":
         shape = walk.shape.get(node.inputs[0].name)
-        if shape is None or not all(isinstance(d, int) for d in shape):
+        if not static(shape):
             return
         dims = np.array(shape, np.int64)
         start, end = node.attrs.get("start", 0), node.attrs.get("end")

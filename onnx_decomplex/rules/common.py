@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..shapes import static
+
 
 def shift_axis(axis: int) -> int:
     """Logical axis -> packed axis."""
@@ -115,6 +117,6 @@ def widens_modulus(ctx, z) -> bool:
     is IEEE double, unlike OpenVINO's CPU's), for a complex64 z of at most
     `WIDE_MODULUS_UP_TO` values, a static count."""
     shape = ctx.shape(z)
-    if not ctx.contrib or shape is None or not all(isinstance(d, int) for d in shape):
+    if not ctx.contrib or not static(shape):
         return False
     return ctx.real_dtype(z) == np.float32 and int(np.prod(shape)) <= WIDE_MODULUS_UP_TO

@@ -35,6 +35,7 @@ import onnx_graphsurgeon as gs
 
 from .. import cmath
 from ..dtypes import ort_lacks_float64
+from ..shapes import static
 from .common import optional_input
 from .registry import rule
 
@@ -52,7 +53,7 @@ def _small(ctx, a, b) -> bool:
     if ctx.constant(a) is not None or ctx.constant(b) is not None:
         return False
     shapes = [ctx.shape(t) for t in (a, b)]
-    if any(s is None or len(s) < 2 or not all(isinstance(d, int) for d in s) for s in shapes):
+    if any(not static(s) or len(s) < 2 for s in shapes):
         return False
     (m, k), n = shapes[0][-2:], shapes[1][-1]
     batch = np.broadcast_shapes(tuple(shapes[0][:-2]), tuple(shapes[1][:-2]))
@@ -113,7 +114,7 @@ matmul_constant_*_onnxruntime_target)."""
 def _rows(shape: list | None) -> int | None:
     """How many rows x W multiplies, for x of `shape`: its dims but the last, multiplied;
     None where one is not static."""
-    if shape is None or not all(isinstance(d, int) for d in shape[:-1]):
+    if shape is None or not static(shape[:-1]):
         return None
     return int(np.prod(shape[:-1], dtype=np.int64))
 

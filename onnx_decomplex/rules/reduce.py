@@ -39,6 +39,7 @@ import onnx_graphsurgeon as gs
 
 from .. import cmath
 from ..dtypes import onnx_of
+from ..shapes import static
 from .common import node_axes, shift_axes, shift_axes_input, widens_modulus
 from .registry import rule
 
@@ -84,7 +85,7 @@ def _mean_count(ctx, node, dtype):
     dims = [shape[a] for a in axes]
     if 0 in dims:
         return np.array(0, dtype)
-    if all(isinstance(d, int) for d in dims):
+    if static(dims):
         return None
     x = node.inputs[0]
     held = ctx.pair(x)[0] if ctx.prefers_pair(x) else ctx.packed(x)  # its first dims are x's
@@ -273,7 +274,7 @@ def prod(ctx, node):
     if 0 in [shape[a] for a in kept]:  # an empty result, of static shape
         dims = [1 if a in axes else shape[a] for a in range(rank)] if keepdims else None
         dims = dims or [shape[a] for a in kept]
-        if all(isinstance(d, int) for d in dims):
+        if static(dims):
             empty = np.zeros(dims, dtype)
             ctx.set_pair(y, empty, empty)
             ctx.explain("an empty result")
@@ -285,10 +286,10 @@ def prod(ctx, node):
             p = ctx.emit("Transpose", [p], {"perm": perm})
         rows.append(ctx.emit("Flatten", [p], {"axis": len(axes)}))
     dims = [shape[a] for a in axes]
-    count = int(np.prod(dims)) if all(isinstance(d, int) for d in dims) else None
+    count = int(np.prod(dims)) if static(dims) else None
     out = _fold(ctx, rows, count, dtype)
     rest = [shape[a] for a in kept]
-    if all(isinstance(d, int) for d in rest):
+    if static(rest):
         target = np.array(rest, np.int64)
     else:
         target = ctx.emit("Gather", [ctx.emit("Shape", [pair[0]]), np.array(kept, np.int64)])

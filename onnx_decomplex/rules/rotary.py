@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..shapes import static
+
 ROTARY_OPSET = 23
 CONTRIB = "com.microsoft"
 
@@ -125,9 +127,9 @@ def _restored(ctx, zp, z_shape: list, three_d: bool, shape=None):
     copies with 0; else zp's Shape (`shape`, where the caller made it already). A
     constant lets the cleanup merge what follows."""
     kept = 2 if three_d else 3
-    if all(isinstance(d, int) for d in z_shape):
+    if static(z_shape):
         return np.array([*z_shape, 2], np.int64)
-    if all(isinstance(d, int) for d in z_shape[kept:]):
+    if static(z_shape[kept:]):
         return np.array([0] * kept + [*z_shape[kept:], 2], np.int64)
     return shape if shape is not None else ctx.emit("Shape", [zp])
 
@@ -145,15 +147,15 @@ def _standard(ctx, y, z, w, dtype, z_shape, aligned, seq, head) -> str | None:
 
     zp = ctx.packed(z, dtype)
     target = [z_shape[0], z_shape[seq], z_shape[-1]]
-    static = all(isinstance(d, int) for d in z_shape)
-    if static:
+    fixed = static(z_shape)
+    if fixed:
         shape, to = None, np.array(target, np.int64)
     else:
         shape = ctx.emit("Shape", [zp])
         to = ctx.emit("Gather", [shape, np.array([0, seq, rank - 1], np.int64)])
     caches = []
     for part in parts:
-        if static and isinstance(part, np.ndarray):
+        if fixed and isinstance(part, np.ndarray):
             caches.append(np.ascontiguousarray(np.broadcast_to(part, target)))
         else:
             caches.append(ctx.emit("Expand", [part, to]))

@@ -16,7 +16,7 @@ import onnx
 
 from ..dtypes import is_complex_onnx
 from ..errors import OptionError
-from ..shapes import declared_dims, parse_shapes
+from ..shapes import declared_dims, parse_shapes, static
 
 KINDS = ("min", "opt", "max")
 
@@ -242,7 +242,7 @@ def _fill_from_symbols(profile: Profile, inputs: dict, symbols: dict[str, list[i
     """
     missing = []
     for name, (dims, packed) in inputs.items():
-        if name in profile.shapes or all(isinstance(d, int) for d in dims):
+        if name in profile.shapes or static(dims):
             continue
         if all(isinstance(d, int) or d in symbols for d in dims):
             profile.shapes[name] = tuple(

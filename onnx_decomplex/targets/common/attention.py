@@ -26,6 +26,7 @@ import onnx
 from onnx import TensorProto
 
 from ...rules.rotary import CONTRIB
+from ...shapes import static
 from ...tidy import import_emitted
 from .chains import Placed, drop_unused
 from .matching import Matched, perm
@@ -58,7 +59,7 @@ def _heads(g: Matched, name: str, wanted: list[int], used: list):
         return None
     x, split = reshape.input[0], g.dims(transpose.input[0])
     whole = g.dims(x)
-    if len(split) != 4 or len(whole) != 3 or not all(isinstance(d, int) for d in split[2:]):
+    if len(split) != 4 or len(whole) != 3 or not static(split[2:]):
         return None
     if whole[:2] != split[:2] or whole[2] != split[2] * split[3]:
         return None
@@ -174,7 +175,7 @@ def attentions(model: onnx.ModelProto) -> list[str]:
                 off = put.constant("masked", np.array(kept, np.float32))
                 added = put.node("Where", [name, zero, off])
             shape = g.dims(name)
-            if not (shape and all(isinstance(d, int) for d in shape)):
+            if not (shape and static(shape)):
                 batch = dims[0] if isinstance(dims[0], int) else 1
                 scores = np.array([batch, dims[2], dims[1], g.dims(k)[1]], np.int64)
                 added = put.node("Expand", [added, put.constant("scores", scores)])
@@ -202,7 +203,7 @@ def _bias(g: Matched, mask, dims: list, keys) -> tuple[str, float | None] | None
     which it broadcasts to."""
     name, kept = mask
     shape = g.dims(name)
-    if kept is None and not (shape and all(isinstance(d, int) for d in shape)):
+    if kept is None and not (shape and static(shape)):
         # a bias of a shape not inferred here: broadcast by an Expand to the scores' (of
         # rank 4: the weights' product is moved back by a Transpose of four axes)
         return (name, kept) if isinstance(dims[1], int) and isinstance(keys, int) else None

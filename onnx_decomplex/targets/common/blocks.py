@@ -34,7 +34,7 @@ import onnx_graphsurgeon as gs
 
 from ...emit import Emitter
 from ...graphs import default_opset
-from ...shapes import infer_shapes
+from ...shapes import infer_shapes, static
 from .fusion import COST
 
 Pair = tuple[gs.Tensor, gs.Tensor]
@@ -68,7 +68,7 @@ def _key(pair: Pair) -> tuple[str, str]:
 def _matrix(t: gs.Tensor) -> list[int] | None:
     """t's dims where all are static and there are at least two."""
     shape = t.shape
-    if shape is None or len(shape) < 2 or not all(isinstance(d, int) for d in shape):
+    if not static(shape) or len(shape) < 2:
         return None
     return list(shape)
 

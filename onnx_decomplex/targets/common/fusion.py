@@ -31,6 +31,7 @@ import onnx
 from onnx import TensorProto
 
 from ...graphs import default_opset, dft_axis
+from ...shapes import static
 from .chains import Chain, Placed, ends, is_affine, is_dft, replace_chains, shared
 from .convolution import Convolution, read_convolution, replace_convolution
 from .framing import Framed, read_framed, replace_framed
@@ -271,7 +272,7 @@ def _fuse_chain(
             or y_dims[: len(lead)] != lead
         ):
             continue
-        if not all(isinstance(d, int) for d in [*tail, *tail_y]):
+        if not static([*tail, *tail_y]):
             continue
         n, n_out = math.prod(tail), math.prod(tail_y)
         if not n or not n_out:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
+from ...shapes import static
 from .chains import FLOATS, drop_unused
 from .matching import Matched, perm
 
@@ -93,7 +94,7 @@ def _untransposed(g: Matched, name: str) -> tuple[str, int]:
 def _broadcasts(c: list | None, dims: list[list]) -> bool:
     """Whether C of `c` dims broadcasts one way to A B's [M, N] (static dims only)."""
     (m, _), (_, n) = dims
-    if c is None or len(c) > 2 or not all(isinstance(d, int) for d in c):
+    if not static(c) or len(c) > 2:
         return False
     target = [m, n][2 - len(c) :]
     return all(d == 1 or d == t for d, t in zip(c, target, strict=True))

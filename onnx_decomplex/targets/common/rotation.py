@@ -36,7 +36,7 @@ from onnx import TensorProto, helper
 
 from ...graphs import default_opset
 from ...rules.rotary import CONTRIB, ROTARY_OPSET
-from ...shapes import declared_dims
+from ...shapes import declared_dims, static
 from ...tidy import import_emitted
 from .chains import Chain, Placed, computing, ends, replace_chains
 from .matching import perm
@@ -86,7 +86,7 @@ def _rotate(model, chain: Chain, labels: dict, opset: int) -> str | None:
     if found is None:
         return None
     dims, y_dims, elem = found
-    if dims != y_dims or not all(isinstance(d, int) for d in dims):
+    if dims != y_dims or not static(dims):
         return None
     if elem != TensorProto.FLOAT or len(dims) not in (3, 4):
         return None
@@ -222,7 +222,7 @@ class _Positions:
         """The input `info` names, where its dims are static and the chain gathers a
         constant table at it."""
         dims = declared_dims(info)
-        if not (dims and all(isinstance(d, int) for d in dims) and dims[:-1] in ([], [1])):
+        if not (dims and static(dims) and dims[:-1] in ([], [1])):
             return None
         inits = {t.name: t for t in model.graph.initializer}
         derived, lengths = _reached(chain.nodes, info.name), []
@@ -317,7 +317,7 @@ class _Given:
     @classmethod
     def of(cls, chain: Chain, info) -> _Given | None:
         dims = declared_dims(info)
-        if not (dims and all(isinstance(d, int) for d in dims)):
+        if not (dims and static(dims)):
             return None
         from_x = _reached(chain.nodes, chain.x)
         factors = [
