@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from .common.attention import attentions
 from .common.blocks import blocks
 from .common.fusion import fuse, fuse_read_outs
@@ -11,18 +13,6 @@ from .common.normalization import normalizations
 from .common.rotation import rotations
 from .common.transforms import ACCURATE
 from .target import Lowering, TargetForm, lowers
-
-
-def _standard_rotations(step: Lowering) -> None:
-    step.notes += rotations(step.model, contrib=False)
-
-
-ROTATION = TargetForm(
-    "rotation",
-    "from opset 23, a rotation by a position table (RoPE however written on real "
-    "values) as the standard RotaryEmbedding node",
-    _standard_rotations,
-)
 
 
 def transforms(stft_up_to: int) -> TargetForm:
@@ -48,6 +38,19 @@ def transforms(stft_up_to: int) -> TargetForm:
 def _editing(name: str, purpose: str, change, kind: str, every_model: bool) -> TargetForm:
     """A form that edits the model in place (`Lowering.edit`), its edits counted as `kind`."""
     return TargetForm(name, purpose, lambda step: step.edit(change, kind), every_model)
+
+
+def rotation(purpose: str, contrib: bool = False) -> TargetForm:
+    """A rotation by a position table as one RotaryEmbedding (`common.rotation`): with
+    `contrib`, com.microsoft's below opset 23."""
+    change = functools.partial(rotations, contrib=contrib)
+    return _editing("rotation", purpose, change, "rotation", every_model=False)
+
+
+ROTATION = rotation(
+    "from opset 23, a rotation by a position table (RoPE however written on real "
+    "values) as the standard RotaryEmbedding node"
+)
 
 
 def affine_chains(matmul_up_to: int, every_model: bool = False) -> TargetForm:

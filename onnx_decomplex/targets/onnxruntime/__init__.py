@@ -3,9 +3,16 @@ on its CPU provider (docs/performance.md)."""
 
 from __future__ import annotations
 
-from ..common.rotation import rotations
-from ..shared import affine_chains, attention, block_products, gemm, normalized, read_outs
-from ..target import Lowering, Target, TargetForm, lowers
+from ..shared import (
+    affine_chains,
+    attention,
+    block_products,
+    gemm,
+    normalized,
+    read_outs,
+    rotation,
+)
+from ..target import Target, TargetForm, lowers
 
 MATMUL_DFT_MAX_LENGTH = 256
 """The longest STFT frame the onnxruntime target runs as a product by its DFT matrix
@@ -17,10 +24,6 @@ values, one thread, the dense MatMul takes 0.06 (length 8), 0.30 (64), 0.48 (128
 FASTER = frozenset({"DFT", "STFT", "Einsum"})
 """The lowerings measured faster than the op itself on onnxruntime's CPU (DFT: and more
 accurate)."""
-
-
-def _rotations(step: Lowering) -> None:
-    step.notes += rotations(step.model, contrib=True)
 
 
 ONNXRUNTIME = Target(
@@ -40,11 +43,10 @@ ONNXRUNTIME = Target(
     runs_on="onnxruntime",
     contrib=True,
     forms=(
-        TargetForm(
-            "rotation",
+        rotation(
             "a rotation by a position table (RoPE however written on real values) as one "
             "RotaryEmbedding: com.microsoft's below opset 23, the standard one from 23",
-            _rotations,
+            contrib=True,
         ),
         affine_chains(MATMUL_DFT_MAX_LENGTH, every_model=True),
         normalized(every_model=True),

@@ -10,6 +10,8 @@ import pytest
 from helpers import Ops, assert_rewrites, convert_export, init, make_model, op_counts, vi
 from onnx import TensorProto, helper
 
+from onnx_decomplex import decomplex, validate
+
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 F32 = np.float32
 
@@ -176,3 +178,34 @@ def test_flat_io_rope_is_the_node_alone(opset):
     model = GEN.rope_flat(seq_len=8, heads=2, head_dim=8)
     out = assert_rewrites(model, target="onnxruntime", target_opset=opset)
     assert op_counts(out) == Ops(RotaryEmbedding=1)
+
+
+@pytest.mark.parametrize(("target", "opset"), [("onnxruntime", 20), ("onnx", 23)])
+def test_a_real_model_with_a_transform_is_rotated_in_a_copy(target, opset):
+    """A model with no complex type takes the forms where it holds a DFT (complex
+    values in ONNX's packed layout); its rotation is one node in the output, and the
+    model given to decomplex is left as it was."""
+    rng = np.random.default_rng(0)
+    seq, heads, dim = 6, 2, 8
+    angles = rng.uniform(0, 6, [seq, 1, dim // 2])
+    c, s = (np.concatenate([f(angles)] * 2, -1).astype(F32) for f in (np.cos, np.sin))
+    nodes = [
+        helper.make_node("Split", ["x", "halves"], ["x1", "x2"], axis=3),
+        helper.make_node("Neg", ["x2"], ["minus_x2"]),
+        helper.make_node("Concat", ["minus_x2", "x1"], ["turned"], axis=3),
+        helper.make_node("Mul", ["x", "c"], ["xc"]),
+        helper.make_node("Mul", ["turned", "s"], ["ts"]),
+        helper.make_node("Add", ["xc", "ts"], ["y"]),
+        helper.make_node("DFT", ["signal", "", "axis"], ["spectrum"]),
+    ]
+    inits = [init("c", c), init("s", s), init("halves", np.array([dim // 2] * 2, np.int64)),
+             init("axis", np.array(1, np.int64))]  # fmt: skip
+    x, y = vi("x", F32, [1, seq, heads, dim]), vi("y", F32, [1, seq, heads, dim])
+    signal, spectrum = vi("signal", F32, [1, 16, 1]), vi("spectrum", F32, [1, 16, 2])
+    model = make_model(nodes, [x, signal], [y, spectrum], inits, opset=opset)
+    before = model.SerializeToString()
+    out, report = decomplex(model, target=target)
+    assert model.SerializeToString() == before
+    assert not report.has_complex and report.lowered["rotation"] == 1
+    assert len(_rotary(out)) == 1 and "DFT" not in op_counts(out)
+    assert validate(model, out).passed
