@@ -3,15 +3,7 @@ on its CPU provider (docs/performance.md)."""
 
 from __future__ import annotations
 
-from ..shared import (
-    affine_chains,
-    attention,
-    block_products,
-    gemm,
-    normalized,
-    read_outs,
-    rotation,
-)
+from ..shared import affine_chains, attention, block_products, gemm, normalized, read_outs, rotation
 from ..target import Target, TargetForm, lowers
 
 MATMUL_DFT_MAX_LENGTH = 256
