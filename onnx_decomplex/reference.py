@@ -19,6 +19,11 @@ here `Loop` follows the spec (`quirks` names the models that meet them):
 - scan outputs are stacked on a new first axis; the stock op concatenates them
   (`vstack`), so a scalar or a rank-2 value per iteration comes out in the wrong shape.
 
+Its `Expand` multiplies by ones, which is no broadcast for a complex value: times
+1 + 0i, a zero part takes another sign (-0 - 4i becomes +0 - 4i, whose arctan lies
+on the other side of the cut) and an infinite part's partner turns NaN. Here `Expand`
+broadcasts, as the spec says (for a real value the two agree).
+
 The evaluator checks a deadline (`time_limit`) before every node and every body
 run, so a Loop of 10^12 iterations ends in `ValidationTimeout` instead of running on.
 
@@ -57,6 +62,12 @@ class Abs(OpRun):
 
     def _run(self, x):
         return (np.abs(x),)
+
+
+class Expand(OpRun):
+    def _run(self, data, shape):
+        dims = np.broadcast_shapes(data.shape, tuple(int(d) for d in shape))
+        return (np.broadcast_to(data, dims).copy(),)
 
 
 class _PackedSignal(OpRun):
@@ -175,7 +186,7 @@ class _Evaluator(ReferenceEvaluator):
 
 def evaluator(model: onnx.ModelProto) -> ReferenceEvaluator:
     """A reference evaluator for `model` with the meanings above."""
-    return _Evaluator(model, new_ops=[Abs, DFT, STFT, Loop])
+    return _Evaluator(model, new_ops=[Abs, DFT, Expand, STFT, Loop])
 
 
 def quirks(model: onnx.ModelProto) -> list[str]:

@@ -205,3 +205,30 @@ def test_loop_scan_outputs_of_rank_two_are_stacked():
     assert result.passed, result.outputs
     assert result.expected[1].shape == (3, 2, 3)
     assert any("scan outputs" in n for n in result.notes)
+
+
+# onnx.reference's Expand
+
+
+def test_expand_of_a_complex_value_broadcasts_it_as_is():
+    """The stock Expand multiplies by ones: -0 - 4i times 1 + 0i is +0 - 4i, whose
+    arctan lies across the cut (pi/2 where numpy's own arctan of the value is -pi/2),
+    and inf + 0i turns inf + NaN i. Here Expand broadcasts, and the rewrite matches it
+    (the fuzzer's Atan(Expand(x)))."""
+    nodes = [
+        helper.make_node("Expand", ["x", "shape"], ["e"]),
+        helper.make_node("Atan", ["e"], ["y"]),
+    ]
+    model = make_model(nodes, [vi("x", C64, [4])], [vi("y", C64, [2, 4]), vi("e", C64, [2, 4])],
+                       [init("shape", np.array([2, 1], np.int64))])  # fmt: skip
+    x = np.array([complex(-0.0, -4.0), complex(0.0, 4.0), complex(np.inf, 0.0), 1 - 1j], C64)
+    stock = ReferenceEvaluator(model).run(None, {"x": x})[1]
+    assert not np.signbit(stock[0, 0].real) and np.isnan(stock[0, 2].imag)
+    y, e = evaluator(model).run(None, {"x": x})
+    np.testing.assert_array_equal(e.view(np.float32), np.broadcast_to(x, (2, 4)).view(np.float32))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(y, np.arctan(np.broadcast_to(x, (2, 4))), rtol=1e-6)
+    assert y[0, 0].real < 0
+    out, _ = decomplex(model)
+    result = validate(model, out, {"x": x})
+    assert result.passed, result.outputs
