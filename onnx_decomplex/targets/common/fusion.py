@@ -35,7 +35,7 @@ from ...shapes import static
 from .chains import Chain, Placed, ends, is_affine, is_dft, replace_chains, shared
 from .convolution import Convolution, read_convolution, replace_convolution
 from .framing import Framed, read_framed, replace_framed
-from .probe import Affine, probe, rank_above, rank_of, runner
+from .probe import Affine, probe, rank_above, rank_of, reads_too_much, runner
 from .separable import Separable, read_separable, replace_separable
 from .transforms import DENSE_MAX_LENGTH
 
@@ -284,6 +284,8 @@ def _fuse_chain(
             chain_cost = _chain_cost(chain, costly, math.prod(shape), n, n_out, matmul_up_to, opset)
             if unrolled and COST["mm"] * n * n_out > COST["margin"] * chain_cost:
                 continue  # not read: M dense would cost more than the chain
+            if reads_too_much(model, chain, [*shape, n]):
+                continue  # not read: its runs would take minutes
             f = probe(_flattened(run_all, len(lead), tail), [*shape, n], dtype, flexible)
         except Exception:  # a chain onnxruntime cannot run on a probe: left as it is
             f = None

@@ -22,6 +22,12 @@ MAX_PROBE_BYTES = 256 << 20
 """The most memory reading M may take: M for every row of x's but its first axis's,
 in float64 (for a map onto as many values as it reads)."""
 
+MAX_PROBE_READS = 1 << 32
+"""The most bytes of the chain's weights that reading M may read, over all its runs
+(each run reads every weight): forty products by 1024 x 1024 weights, read a column a
+run, would read 172 GB (54 s, one thread); the chains of `fixtures/models/` read at most
+11 MB."""
+
 RANK_TOL = 1e-6
 """Singular values below this share of the largest count as zero: float32's rounding
 of an M of low rank leaves about 1e-7 there."""
@@ -73,6 +79,20 @@ def chain_model(model: onnx.ModelProto, chain: Chain, elem: int, dims: list, mor
     out = helper.make_model(sub, opset_imports=list(model.opset_import))
     out.ir_version = model.ir_version
     return out
+
+
+def reads_too_much(model: onnx.ModelProto, chain: Chain, shape: list[int]) -> bool:
+    """Whether reading M on signals of `shape` (as `probe`, a run per shape[0] of M's
+    columns) would read more than `MAX_PROBE_READS` bytes of the chain's weights."""
+    weights = {t.name: t for t in model.graph.initializer}
+    names = {name for node in chain.nodes for name in node.input if name in weights}
+    size = sum(
+        math.prod(weights[name].dims)
+        * helper.tensor_dtype_to_np_dtype(weights[name].data_type).itemsize
+        for name in names
+    )
+    rows = shape[0] if len(shape) > 1 else 1
+    return math.ceil(shape[-1] / rows) * size > MAX_PROBE_READS
 
 
 def probe(run, shape: list[int], dtype, flexible: list[int]) -> Affine | None:

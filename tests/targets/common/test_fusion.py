@@ -228,6 +228,25 @@ def test_a_long_elementwise_chain_is_not_read_whole(monkeypatch):
     assert op_counts(out)["Mul"] >= 20
 
 
+def test_a_chain_whose_reading_would_take_minutes_is_left(monkeypatch):
+    """Twenty products by 512 x 512 weights on one row: reading M a column a run would
+    read the 20 MB of weights 512 times (`MAX_PROBE_READS`), so it is not read, and the
+    chain stays; where the budget allows, the same chain is read."""
+    read = []
+    monkeypatch.setattr(fusion, "probe", lambda *args: read.append(args[1]))
+    rng, nodes, inits, x = np.random.default_rng(0), [], [], "x"
+    for i in range(20):
+        inits.append(init(f"w{i}", (rng.standard_normal((512, 512)) / 23).astype(F32)))
+        nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"y{i}"]))
+        x = f"y{i}"
+    model = make_model(nodes, [vi("x", F32, [1, 512])], [vi(x, F32, [1, 512])], inits)
+    out, _ = decomplex(model, target="onnxruntime")
+    assert read == [] and op_counts(out)["MatMul"] == 20
+    monkeypatch.setattr(probe, "MAX_PROBE_READS", 1 << 40)
+    decomplex(model, target="onnxruntime")
+    assert read == [[1, 512], [512]]  # its last axis, then both
+
+
 def test_an_affine_chain_of_an_empty_value_is_left_as_it_is():
     """A Where of an empty mask makes an empty value of a product: its chain has nothing
     to compute (its map has no entries to read a convolution or a product from)."""
