@@ -45,6 +45,18 @@ def test_tf2onnx_rope_is_the_contrib_node_below_opset_23_for_onnxruntime(tmp_pat
     assert not _rotary(_converted(path, tmp_path, "onnx")), "no such node below opset 23"
 
 
+def _turned() -> list[onnx.NodeProto]:
+    """y = x c + rotate_half(x) s, x [1, S, H, D] split into halves on D."""
+    return [
+        helper.make_node("Split", ["x", "halves"], ["x1", "x2"], axis=3),
+        helper.make_node("Neg", ["x2"], ["minus_x2"]),
+        helper.make_node("Concat", ["minus_x2", "x1"], ["turned"], axis=3),
+        helper.make_node("Mul", ["x", "c"], ["xc"]),
+        helper.make_node("Mul", ["turned", "s"], ["ts"]),
+        helper.make_node("Add", ["xc", "ts"], ["y"]),
+    ]
+
+
 def _rotate_half(
     seq=6, heads=2, dim=8, vary_with_head=False, length=0, row=False, heads_first=False
 ) -> onnx.ModelProto:
@@ -65,12 +77,7 @@ def _rotate_half(
         helper.make_node("Cast", ["table"], ["c"], to=TensorProto.FLOAT),
         helper.make_node("Mul", ["table", "minus_i"], ["rot"]),
         helper.make_node("Cast", ["rot"], ["s"], to=TensorProto.FLOAT),
-        helper.make_node("Split", ["x", "halves"], ["x1", "x2"], axis=3),
-        helper.make_node("Neg", ["x2"], ["minus_x2"]),
-        helper.make_node("Concat", ["minus_x2", "x1"], ["turned"], axis=3),
-        helper.make_node("Mul", ["x", "c"], ["xc"]),
-        helper.make_node("Mul", ["turned", "s"], ["ts"]),
-        helper.make_node("Add", ["xc", "ts"], ["y"]),
+        *_turned(),
     ]
     inits = [init("freqs" if length else "table", np.concatenate([table[..., : dim // 2]] * 2, -1)),
              init("minus_i", np.array(-1j, np.complex64)),
@@ -190,12 +197,7 @@ def test_a_real_model_with_a_transform_is_rotated_in_a_copy(target, opset):
     angles = rng.uniform(0, 6, [seq, 1, dim // 2])
     c, s = (np.concatenate([f(angles)] * 2, -1).astype(F32) for f in (np.cos, np.sin))
     nodes = [
-        helper.make_node("Split", ["x", "halves"], ["x1", "x2"], axis=3),
-        helper.make_node("Neg", ["x2"], ["minus_x2"]),
-        helper.make_node("Concat", ["minus_x2", "x1"], ["turned"], axis=3),
-        helper.make_node("Mul", ["x", "c"], ["xc"]),
-        helper.make_node("Mul", ["turned", "s"], ["ts"]),
-        helper.make_node("Add", ["xc", "ts"], ["y"]),
+        *_turned(),
         helper.make_node("DFT", ["signal", "", "axis"], ["spectrum"]),
     ]
     inits = [init("c", c), init("s", s), init("halves", np.array([dim // 2] * 2, np.int64)),
