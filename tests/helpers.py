@@ -16,6 +16,7 @@ from onnx import helper, numpy_helper
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.cmath import NEWTON_STEPS
 from onnx_decomplex.dtypes import onnx_of
 from onnx_decomplex.pipeline import FileResult, Files, convert_file, siblings
 
@@ -86,8 +87,9 @@ def packed_or_parts(op: str, pair: bool, others: int = 0) -> Ops:
     return on_parts({op: 2}, pair, others) if pair else Ops({op: 1})
 
 
-ATAN_STEP = Ops(Cast=2, Cos=1, Sin=1, Mul=2, Sub=2)
-"""float64 atan t = y0 - cos y0 (sin y0 - t cos y0), y0 = atan of t cast to float32."""
+ATAN_STEP = Ops(Cast=2) + NEWTON_STEPS * Ops(Cos=1, Sin=1, Mul=2, Sub=2)
+"""float64 atan t: y <- y - cos y (sin y - t cos y), `NEWTON_STEPS` times, from the atan
+of t cast to float32."""
 COSH_BY_EXP = Ops(Exp=2, Neg=1, Add=1, Mul=1)
 """float64 cosh x = (e^x + e^-x) * 0.5."""
 SINH_BY_TANH = Ops(Tanh=1, Mul=1) + COSH_BY_EXP
@@ -104,7 +106,7 @@ COS_TURNED = SIN_TURNED + Ops(Neg=1, Sin=-1, Cos=1)
 def in_double(ops: Mapping[str, int]) -> Ops:
     """`ops` as a complex128 rewrite emits them: onnxruntime's CPU provider has no
     float64 Atan, Sinh or Cosh (`dtypes.ORT_CPU_NO_FLOAT64`), which are built from ops
-    it has; each Atan is refined by one Newton step from its float32 value. Sin and Cos
+    it has; each Atan is refined by Newton steps from its float32 value. Sin and Cos
     are corrected near their zeros by quarter turns (`cmath.QuarterTurns`), one reduction
     for the sine and the cosine of one value, as every formula takes both."""
     ops = Ops(ops)
