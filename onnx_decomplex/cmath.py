@@ -544,7 +544,7 @@ NEWTON_STEPS = 2
 tan's pole, turns into a wrong sign); a second step leaves the rounding's ulp or two."""
 
 
-def _atan_newton(ops, t, atan32):
+def atan_unit_refined(ops, t, atan32):
     """atan t in float64 for |t| <= 1, from a float32 start y = atan32(t) and
     `NEWTON_STEPS` Newton steps on tan y = t: y <- y - cos y (sin y - t cos y)"""
     y = ops.cast(atan32(ops.cast(t, np.float32)), np.float64)
@@ -554,19 +554,14 @@ def _atan_newton(ops, t, atan32):
     return y
 
 
-def atan_unit_refined(ops, t, atan32):
-    """atan t in float64 for t in [0, 1] (`_atan_newton`)"""
-    return _atan_newton(ops, t, atan32)
-
-
 def atan_refined(ops, x, atan32):
-    """atan x in float64 (`_atan_newton`), the steps taken on |t| <= 1 (t = x, or 1/x
-    with atan x = +-pi/2 - atan(1/x)), where their error stays near 1e-16.
+    """atan x in float64 (`atan_unit_refined`), the steps taken on |t| <= 1 (t = x, or
+    1/x with atan x = +-pi/2 - atan(1/x)), where their error stays near 1e-16.
     """
     one = np.asarray(1, np.float64)
     big = ops.less(one, ops.abs(x))
     t = ops.where(big, ops.div(one, ops.where(big, x, one)), x)
-    y = _atan_newton(ops, t, atan32)
+    y = atan_unit_refined(ops, t, atan32)
     half_pi = ops.where(ops.less(x, np.asarray(0, np.float64)), _c(-np.pi / 2, np.float64),
                         _c(np.pi / 2, np.float64))  # fmt: skip
     return ops.where(big, ops.sub(half_pi, y), y)
