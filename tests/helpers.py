@@ -16,7 +16,6 @@ from onnx import helper, numpy_helper
 
 from onnx_decomplex import decomplex, validate
 from onnx_decomplex.check import find_complex
-from onnx_decomplex.cmath import NEWTON_STEPS
 from onnx_decomplex.dtypes import onnx_of
 from onnx_decomplex.pipeline import FileResult, Files, convert_file, siblings
 
@@ -87,9 +86,9 @@ def packed_or_parts(op: str, pair: bool, others: int = 0) -> Ops:
     return on_parts({op: 2}, pair, others) if pair else Ops({op: 1})
 
 
-ATAN_STEP = Ops(Cast=2) + NEWTON_STEPS * Ops(Cos=1, Sin=1, Mul=2, Sub=2)
-"""float64 atan t: y <- y - cos y (sin y - t cos y), `NEWTON_STEPS` times, from the atan
-of t cast to float32."""
+ATAN_STEP = Ops(Cast=2, Sin=1, Cos=1, Mul=4, Sub=2, Add=1)
+"""float64 atan t: y - c r (1 + s r) from y, the atan of t cast to float32, with s, c =
+sin y, cos y and r = s - t c (`cmath.atan_unit_refined`)."""
 COSH_BY_EXP = Ops(Exp=2, Neg=1, Add=1, Mul=1)
 """float64 cosh x = (e^x + e^-x) * 0.5."""
 SINH_BY_TANH = Ops(Tanh=1, Mul=1) + COSH_BY_EXP
