@@ -43,6 +43,39 @@ def _at_a_pole(node, known: dict, computed: set) -> bool:
     )
 
 
+# The functions above by which a few ulps of a computed operand reach a pole: where the
+# reference's operand is that near one (-0.9999999999999999i for atan, as
+# atan(atan(tan(-i))) meets in float64), the rewrite's may be on it.
+AT_POLES = {"Log": np.log, "Tan": np.tan, "Tanh": np.tanh, "Atanh": np.arctanh,
+            "Atan": np.arctan, "Reciprocal": np.reciprocal}  # fmt: skip
+ULPS_TO_A_POLE = 4
+
+
+def _nudged(x: np.ndarray):
+    """x with one part moved by 1 to `ULPS_TO_A_POLE` ulps either way, the other kept."""
+    for part in (x.real, x.imag):
+        for way in (-np.inf, np.inf):
+            moved = part
+            for _ in range(ULPS_TO_A_POLE):
+                moved = np.nextafter(moved, way)
+                yield (moved + 1j * x.imag) if part is x.real else (x.real + 1j * moved)
+
+
+def _near_a_pole(node, known: dict, computed: set) -> bool:
+    """A few ulps of the node's computed, finite operand reach a pole of its function,
+    where the reference's value is finite (and the rewrite's may not be)."""
+    function = AT_POLES.get(node.op_type)
+    if function is None or node.input[0] not in computed:
+        return False
+    x, y = known.get(node.input[0]), known.get(node.output[0])
+    if not (np.iscomplexobj(x) and np.iscomplexobj(y)):
+        return False
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        return False
+    with np.errstate(all="ignore"):
+        return any(not np.all(np.isfinite(function(moved))) for moved in _nudged(np.asarray(x)))
+
+
 def _past_one_period_an_ulp(value) -> bool:
     if value is None or not np.iscomplexobj(value):
         return False
@@ -65,7 +98,8 @@ def non_finite_causes(model: onnx.ModelProto, values: dict, feeds: dict) -> list
     """Why infinities and NaNs may differ from the reference's, not by a bug: a node
     given a complex operand with an infinite or NaN part, a product that overflowed, a
     periodic function of a part so large that one ulp of it spans whole periods, or a
-    function at a pole of an operand computed (and so rounded) before it.
+    function at a pole of an operand computed (and so rounded) before it, or within a few
+    ulps of one.
 
     The rules other than the elementwise functions (which give numpy's special values,
     C99's Annex G) are exact formulas for finite operands; with an infinite one, an
@@ -87,6 +121,8 @@ def non_finite_causes(model: onnx.ModelProto, values: dict, feeds: dict) -> list
             causes.append(f"{node.op_type} of a part past 1 / eps")
         elif node.op_type in POLES and _at_a_pole(node, known, computed):
             causes.append(f"{node.op_type} at a pole of a computed operand")
+        elif _near_a_pole(node, known, computed):
+            causes.append(f"{node.op_type} within {ULPS_TO_A_POLE} ulps of a pole")
         computed.update(node.output)
     return causes
 
