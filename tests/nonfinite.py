@@ -76,6 +76,25 @@ def _near_a_pole(node, known: dict, computed: set) -> bool:
         return any(not np.all(np.isfinite(function(moved))) for moved in _nudged(np.asarray(x)))
 
 
+def _near_overflow(node, known: dict) -> bool:
+    """A product whose terms may pass the largest finite value, summed as a rewrite may
+    sum them: Gauss's three products multiply (ar + ai)(br + bi), which overflows before
+    ar br - ai bi does. Bounded by each operand's largest |re| + |im| (one operand, a
+    square, counts twice) times the larger operand's size."""
+    if node.op_type not in PRODUCTS:
+        return False
+    xs = [np.asarray(known[x]) for x in node.input[:2] if x and known.get(x) is not None]
+    xs = [x for x in xs if x.dtype.kind in "fc" and x.size and np.all(np.isfinite(x))]
+    if not any(np.iscomplexobj(x) for x in xs):
+        return False
+    sums = [float(np.abs(x.real).max()) + float(np.abs(x.imag).max()) for x in xs]
+    if len(sums) == 1:
+        sums *= 2  # a square
+    with np.errstate(over="ignore"):
+        bound = sums[0] * sums[1] * max(x.size for x in xs)
+    return bound > float(np.finfo(np.result_type(*xs)).max)
+
+
 def _past_one_period_an_ulp(value) -> bool:
     if value is None or not np.iscomplexobj(value):
         return False
@@ -97,9 +116,9 @@ def _ops_in(node) -> set[str]:
 def non_finite_causes(model: onnx.ModelProto, values: dict, feeds: dict) -> list[str]:
     """Why infinities and NaNs may differ from the reference's, not by a bug: a node
     given a complex operand with an infinite or NaN part, a product that overflowed, a
-    periodic function of a part so large that one ulp of it spans whole periods, or a
-    function at a pole of an operand computed (and so rounded) before it, or within a few
-    ulps of one.
+    product whose terms may pass the largest finite value, a periodic function of a part
+    so large that one ulp of it spans whole periods, or a function at a pole of an operand
+    computed (and so rounded) before it, or within a few ulps of one.
 
     The rules other than the elementwise functions (which give numpy's special values,
     C99's Annex G) are exact formulas for finite operands; with an infinite one, an
@@ -121,6 +140,8 @@ def non_finite_causes(model: onnx.ModelProto, values: dict, feeds: dict) -> list
             causes.append(f"{node.op_type} of a part past 1 / eps")
         elif node.op_type in POLES and _at_a_pole(node, known, computed):
             causes.append(f"{node.op_type} at a pole of a computed operand")
+        elif _near_overflow(node, known):
+            causes.append(f"{node.op_type} near overflow")
         elif _near_a_pole(node, known, computed):
             causes.append(f"{node.op_type} within {ULPS_TO_A_POLE} ulps of a pole")
         computed.update(node.output)

@@ -157,6 +157,22 @@ def test_a_function_within_ulps_of_a_pole_may_reach_it():
     assert non_finite_causes(model, _reference_values(Case(model, far, 3, False)), far) == []
 
 
+def test_a_product_near_overflow_may_pass_it():
+    """x W with x's real part at float32's largest: numpy's sums stay finite, Gauss's
+    (xr + xi)(Wr + Wi) does not. The check excuses that, and only that."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    model = make_model(nodes, [vi("x", np.complex64, [2]), vi("w", np.complex64, [2, 2])],
+                       [vi("y", np.complex64, [2])])  # fmt: skip
+    w = np.array([[0.5 + 0.6j, -0.5 + 0.25j], [0.25 - 0.5j, 0.5 + 0.5j]], np.complex64)
+    feeds = {"x": np.array([3.4e38 - 0.5j, 0.5 + 0.25j], np.complex64), "w": w}
+    values = _reference_values(Case(model, feeds, depth=1, float32_math=True))
+    result = validate(model, decomplex(model)[0], dict(feeds))
+    assert not result.passed and np.isfinite(values["y"]).all()
+    assert excused(model, result, feeds, values) == ["MatMul near overflow"]
+    small = {"x": feeds["x"] * np.float32(1e-30), "w": w}
+    assert non_finite_causes(model, _reference_values(Case(model, small, 1, True)), small) == []
+
+
 def test_generator_covers_the_registry():
     """A rule registered for a new op is fuzzed, or said here why not."""
     assert OPS.isdisjoint(NOT_GENERATED)
