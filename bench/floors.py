@@ -1,4 +1,4 @@
-"""Real-valued graphs written by hand for three whole models of fixtures/models/jax2onnx,
+"""Real-valued graphs written by hand for four whole models of fixtures/models/jax2onnx,
 the fastest this project knows how to write each in standard ops: the floor that
 `frameworks.py` holds a rewrite against (converted / floor).
 
@@ -17,6 +17,14 @@ model's inputs packed (a complex input as float pairs) and gives its outputs:
 - `llama_rope_heads_first`: Llama's rotary embedding on q and k [B, H, S, D] by a
   complex freqs_cis [S, D/2] given at run time: its parts split off as the cos and sin
   caches of two standard RotaryEmbedding nodes (opset 23).
+- `beamformer_mvdr`: the MVDR beamformer on 8 x 8 block matrices B(X) = [[Xr, -Xi],
+  [Xi, Xr]] throughout, as an expert free of the export's arithmetic writes it: B(R) as
+  one Gemm of B(x) (built from x's pairs by a sign and a swap) by itself, the 1/n and the
+  diagonal loading its alpha and C; |R|_1 = |R|_inf, R being Hermitian, from B(R)'s first
+  columns in float32; X0 = B(R)^T / s; the 12 Newton-Schulz steps as a Gemm and a MatMul
+  each; Re(a^H X a) for the 16 angles as one product by a constant. It keeps none of the
+  export's special-value arithmetic (a part times 0, the modulus's guard for an
+  infinite part), which the rewrite must: it matches on finite inputs only.
 """
 
 from __future__ import annotations
@@ -154,8 +162,73 @@ def llama_rope_heads_first(models) -> onnx.ModelProto:
     return _model(nodes, inputs, [("q_out", shape), ("k_out", shape)], constants)
 
 
+def beamformer_mvdr(models) -> onnx.ModelProto:
+    m, n = models.BF_M, models.BF_N
+    steering = models.STEERING.astype(np.complex128)
+    # Re(a^H X a) = sum over (j, k) of X's block [j, k] times the block of a a^H's parts
+    outer = np.einsum("am,an->amn", steering.conj(), steering)  # a_m^* a_n: Re, -Im
+    quad = np.zeros((2 * m, 2 * m, len(steering)))
+    quad[:m, :m] = outer.real.transpose(1, 2, 0)
+    quad[m:, :m] = -outer.imag.transpose(1, 2, 0)
+    eye = np.eye(m)
+    constants = {
+        "flat": np.array([m, 2 * n], np.int64),
+        "signs": np.tile([1.0, -1.0], n).astype(np.float32),
+        "swap": np.array([[0, 1], [1, 0]], np.float32),
+        "loading": np.kron(np.eye(2), 1e-2 * eye).astype(np.float32),
+        "two": np.kron(np.eye(2), 2 * eye).astype(np.float32),
+        "starts": np.array([0], np.int64),
+        "ends": np.array([m], np.int64),
+        "axes": np.array([-1], np.int64),
+        "halves": np.array([2, m, m], np.int64),
+        "zero": np.array([0], np.int64),
+        "one": np.array([1], np.int64),
+        "whole": np.array([-1], np.int64),
+        "quad": quad.reshape(4 * m * m, -1).astype(np.float32),
+    }
+    nodes = [
+        # B(x) = [[xr, -xi], [xi, xr]] with its columns in (sample, part) order: the top
+        # rows are x's pairs with the imaginary parts negated, the bottom ones swapped
+        helper.make_node("Reshape", ["x", "flat"], ["pairs"]),
+        helper.make_node("Mul", ["pairs", "signs"], ["top"]),
+        helper.make_node("MatMul", ["x", "swap"], ["swapped"]),
+        helper.make_node("Reshape", ["swapped", "flat"], ["bottom"]),
+        helper.make_node("Concat", ["top", "bottom"], ["bx"], axis=0),
+        # B(R) = B(x) B(x)^T / n + B(1e-2 I)
+        helper.make_node("Gemm", ["bx", "bx", "loading"], ["r"], transB=1, alpha=1 / n),
+        # |R|: R's parts are B(R)'s first m columns; R is Hermitian, so |R|_1 = |R|_inf
+        helper.make_node("Slice", ["r", "starts", "ends", "axes"], ["parts"]),
+        helper.make_node("Mul", ["parts", "parts"], ["squares"]),
+        helper.make_node("Reshape", ["squares", "halves"], ["stacked"]),
+        helper.make_node("ReduceSum", ["stacked", "zero"], ["square"], keepdims=0),
+        helper.make_node("Sqrt", ["square"], ["modulus"]),
+        helper.make_node("ReduceSum", ["modulus", "one"], ["rows"], keepdims=0),
+        helper.make_node("ReduceMax", ["rows"], ["norm"], keepdims=0),
+        helper.make_node("Mul", ["norm", "norm"], ["scale"]),
+        # X0 = R^H / (|R|_1 |R|_inf), and B(R^H) = B(R)^T
+        helper.make_node("Transpose", ["r"], ["rt"], perm=[1, 0]),
+        helper.make_node("Div", ["rt", "scale"], ["x0"]),
+    ]
+    for k in range(12):  # X <- X (2I - R X)
+        nodes += [
+            helper.make_node("Gemm", ["r", f"x{k}", "two"], [f"t{k}"], alpha=-1.0),
+            helper.make_node("MatMul", [f"x{k}", f"t{k}"], [f"x{k + 1}"]),
+        ]
+    nodes += [
+        helper.make_node("Reshape", ["x12", "whole"], ["x_flat"]),
+        helper.make_node("MatMul", ["x_flat", "quad"], ["power"]),
+        helper.make_node("Reciprocal", ["power"], ["p"]),
+    ]
+    return _model(nodes, [("x", [m, n, 2])], [("p", [len(steering)])], constants)
+
+
 FLOORS = {
-    "jax2onnx": {"fno1d": fno1d, "lru": lru, "llama_rope_heads_first": llama_rope_heads_first}
+    "jax2onnx": {
+        "fno1d": fno1d,
+        "lru": lru,
+        "llama_rope_heads_first": llama_rope_heads_first,
+        "beamformer_mvdr": beamformer_mvdr,
+    }
 }
 """The floors by exporter and model: each builds the graph from the exporter's
 make_models module."""
