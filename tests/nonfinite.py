@@ -53,12 +53,12 @@ ULPS_TO_A_POLE = 4
 
 def _nudged(x: np.ndarray):
     """x with one part moved by 1 to `ULPS_TO_A_POLE` ulps either way, the other kept."""
-    for part in (x.real, x.imag):
-        for way in (-np.inf, np.inf):
-            moved = part
-            for _ in range(ULPS_TO_A_POLE):
-                moved = np.nextafter(moved, way)
-                yield (moved + 1j * x.imag) if part is x.real else (x.real + 1j * moved)
+    for way in (-np.inf, np.inf):
+        re, im = x.real, x.imag
+        for _ in range(ULPS_TO_A_POLE):
+            re, im = np.nextafter(re, way), np.nextafter(im, way)
+            yield re + 1j * x.imag
+            yield x.real + 1j * im
 
 
 def _near_a_pole(node, known: dict, computed: set) -> bool:
