@@ -16,6 +16,11 @@ PRODUCTS = {"Mul", "Pow", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "
             "ReduceSumSquare", "ReduceL2", "ReduceProd"}  # fmt: skip
 
 
+# Of those, the products of two operands, and the sums of squares of one.
+BILINEAR = {"Mul", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose"}
+SQUARES = {"ReduceSumSquare", "ReduceL2"}
+
+
 # Functions with a pole: where the reference's operand sits exactly on it (log(0), as
 # log(log(acos(cos 1))) meets in float64), and is a computed value, a rounding of it
 # elsewhere (one ulp) gives a finite value where the reference's is infinite.
@@ -79,17 +84,17 @@ def _near_a_pole(node, known: dict, computed: set) -> bool:
 def _near_overflow(node, known: dict) -> bool:
     """A product whose terms may pass the largest finite value, summed as a rewrite may
     sum them: Gauss's three products multiply (ar + ai)(br + bi), which overflows before
-    ar br - ai bi does. Bounded by each operand's largest |re| + |im| (one operand, a
-    square, counts twice) times the larger operand's size."""
-    if node.op_type not in PRODUCTS:
+    ar br - ai bi does. Bounded by each operand's largest |re| + |im| (a square's one
+    operand counted twice) times the larger operand's size."""
+    if node.op_type not in BILINEAR | SQUARES:
         return False
     xs = [np.asarray(known[x]) for x in node.input[:2] if x and known.get(x) is not None]
     xs = [x for x in xs if x.dtype.kind in "fc" and x.size and np.all(np.isfinite(x))]
     if not any(np.iscomplexobj(x) for x in xs):
         return False
     sums = [float(np.abs(x.real).max()) + float(np.abs(x.imag).max()) for x in xs]
-    if len(sums) == 1:
-        sums *= 2  # a square
+    if node.op_type in SQUARES:
+        sums *= 2
     with np.errstate(over="ignore"):
         bound = sums[0] * sums[1] * max(x.size for x in xs)
     return bound > float(np.finfo(np.result_type(*xs)).max)
