@@ -28,6 +28,10 @@ MAX_PROBE_READS = 1 << 32
 run, would read 172 GB (54 s, one thread); the chains of `fixtures/models/` read at most
 11 MB."""
 
+MAX_AMPLITUDE = 2.0**100
+"""The largest signal M is read on (`amplitude`): float32 holds it, and M's entries up to
+2^28 times it. A chain whose offset is larger is not read."""
+
 RANK_TOL = 1e-6
 """Singular values below this share of the largest count as zero: float32's rounding
 of an M of low rank leaves about 1e-7 there."""
@@ -104,28 +108,44 @@ def probe(run, shape: list[int], dtype, flexible: list[int]) -> Affine | None:
     if math.ceil(n / rows) > MAX_PROBES:
         return None
     b = np.asarray(run(np.zeros(shape, dtype)), np.float64)
-    if b.shape[:-1] != tuple(shape[:-1]):
+    size = amplitude(b)
+    if b.shape[:-1] != tuple(shape[:-1]) or size is None:
         return None
     if math.prod(shape[1:-1]) * b.shape[-1] * n * 8 > MAX_PROBE_BYTES:
-        f = probe_range(run, shape, dtype, b)
+        f = probe_range(run, shape, dtype, b, size)
     else:
-        m = np.stack(list(_columns(run, shape, dtype, b)), axis=-1)  # [lead[1:]..., N', N]
+        columns = _columns(run, shape, dtype, b, size)
+        m = np.stack(list(columns), axis=-1)  # [lead[1:]..., N', N]
         f = Affine(_narrowest(m[None] if len(shape) > 1 else m, 2), b)
     if f is None:
         return None
     f.b = _narrowest(b, 1)
-    return f if _checks(run, f, shape, dtype, flexible) else None
+    return f if _checks(run, f, shape, dtype, flexible, size) else None
 
 
-def _columns(run, shape: list[int], dtype, b: np.ndarray):
-    """M's columns, x's first axis's size of them a run: [lead[1:]..., N'] each."""
+def amplitude(b: np.ndarray) -> float | None:
+    """The size of the signals M is read and checked on: 1, or the power of 2 at or
+    above b's largest part. On a unit signal, x M^T is lost in b's rounding where b is
+    far larger (y - b is 0 in float32 beside 1e19), and a check within b's rounding
+    cannot see it missing; scaled past b, it is read to float32's rounding of itself.
+    None past `MAX_AMPLITUDE`, or where b is not finite."""
+    largest = float(np.max(np.abs(b), initial=0.0))
+    if not math.isfinite(largest):
+        return None
+    size = 2.0 ** max(0, math.ceil(math.log2(largest))) if largest > 1 else 1.0
+    return size if size <= MAX_AMPLITUDE else None
+
+
+def _columns(run, shape: list[int], dtype, b: np.ndarray, size: float):
+    """M's columns, x's first axis's size of them a run (signals of `size`, a power of
+    2: y - b divided by it is exact): [lead[1:]..., N'] each."""
     n, rows = shape[-1], shape[0] if len(shape) > 1 else 1
     for start in range(0, n, rows):
         basis = np.zeros(shape, dtype)
         ks = range(start, min(n, start + rows))
         for i, k in enumerate(ks):
-            basis.reshape(rows, -1, n)[i, :, k] = 1
-        y = np.asarray(run(basis), np.float64) - b
+            basis.reshape(rows, -1, n)[i, :, k] = size
+        y = (np.asarray(run(basis), np.float64) - b) / size
         yield from [y] if len(shape) == 1 else (y[i] for i in range(len(ks)))
 
 
@@ -134,25 +154,26 @@ RANGE_PROBES = 64
 rank well below this."""
 
 
-def probe_range(run, shape: list[int], dtype, b: np.ndarray) -> Affine | None:
+def probe_range(run, shape: list[int], dtype, b: np.ndarray, size: float) -> Affine | None:
     """M in a basis of its range, where M itself is too large to read whole (one
-    [N', N] per channel): its outputs on `RANGE_PROBES` random signals span the range
-    of an M of low rank (a Fourier layer's few kept modes); each column is then read in
-    that basis. None where the rank comes near `RANGE_PROBES`."""
+    [N', N] per channel): its outputs on `RANGE_PROBES` random signals (of `size`) span
+    the range of an M of low rank (a Fourier layer's few kept modes); each column is
+    then read in that basis. None where the rank comes near `RANGE_PROBES`."""
     if len(shape) < 2:
         return None
     rows, rng = shape[0], np.random.default_rng(1)
     samples = []
     for _ in range(math.ceil(RANGE_PROBES / rows)):
-        y = np.asarray(run(rng.standard_normal(shape).astype(dtype)), np.float64) - b
+        x = (rng.standard_normal(shape) * size).astype(dtype)
+        y = np.asarray(run(x), np.float64) - b
         samples += [y[i] for i in range(rows)]
     u, s, _ = np.linalg.svd(np.stack(samples, axis=-1), full_matrices=False)  # per channel
     rank = rank_of(s)
     if rank > len(samples) - 8:
         return None
     q = u[..., :, : max(rank, 1)]  # [lead[1:]..., N', r]
-    r = np.stack([np.einsum("...k,...kr->...r", c, q) for c in _columns(run, shape, dtype, b)],
-                 axis=-1)  # fmt: skip
+    columns = _columns(run, shape, dtype, b, size)
+    r = np.stack([np.einsum("...k,...kr->...r", c, q) for c in columns], axis=-1)
     return Affine(None, b, q[None], r[None])
 
 
@@ -189,13 +210,13 @@ def apply(f: Affine, x: np.ndarray) -> np.ndarray:
     return f.times(x.astype(np.float64)) + f.b
 
 
-def _checks(run, f: Affine, shape, dtype, flexible) -> bool:
-    """Whether `f` is the chain on two random signals, the second with 3 on every
-    flexible axis: within float32's rounding of the chain's terms."""
+def _checks(run, f: Affine, shape, dtype, flexible, size: float) -> bool:
+    """Whether `f` is the chain on two random signals of `size`, the second with 3 on
+    every flexible axis: within float32's rounding of the chain's terms."""
     rng = np.random.default_rng(0)
-    for size in (None, 3):
-        probe = [size if size and i in flexible else s for i, s in enumerate(shape)]
-        x = rng.standard_normal(probe).astype(dtype)
+    for other in (None, 3):
+        probe = [other if other and i in flexible else s for i, s in enumerate(shape)]
+        x = (rng.standard_normal(probe) * size).astype(dtype)
         try:
             got = np.asarray(run(x), np.float64)
             want = apply(f, x)

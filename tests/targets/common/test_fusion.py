@@ -167,6 +167,33 @@ def test_probe_reads_a_map_per_channel_and_checks_it():
     assert probe.probe(by_row, [2, 3, 4], F32, flexible=[0]) is None
 
 
+def test_probe_reads_a_map_beside_a_far_larger_offset():
+    """y = x M^T + b in float32 with b near 1e19 on one channel: a unit signal's
+    y - b is lost to b's rounding there, so the probes are scaled past b, and read M
+    as they read it beside a small b."""
+    m = np.random.default_rng(8).standard_normal((2, 3, 3))  # [channels, N', N]
+    b = np.array([[-6e18, 4e19, 1e19], [0.1, -0.2, 0.3]])
+
+    def run(x):
+        return (np.einsum("bcn,ckn->bck", x, m) + b).astype(F32)
+
+    f = probe.probe(run, [2, 2, 3], F32, flexible=[0])
+    assert f is not None and np.allclose(f.m[0], m, rtol=1e-5, atol=1e-6)
+    assert np.allclose(f.b[0], b, rtol=1e-7)
+
+
+def test_a_product_of_constants_beside_a_large_offset_keeps_its_runtime_term():
+    """Gemm(A, B, C) by constant A and B with A B near 1e19: C's term, 0.5 C, was read as
+    0 in A B's columns of that size, and a C near 1e19 then came out 1e19 off."""
+    a, b = (crandn(np.random.default_rng(k), s) for k, s in ((1, [3, 1]), (2, [1, 2])))
+    a, b = a.astype(np.complex64), (b * np.array([8e19, 1])).astype(np.complex64)
+    gemm = helper.make_node("Gemm", ["a", "b", "c"], ["y"], beta=0.5)
+    model = make_model([gemm], [vi("c", np.complex64, [3, 2])], [vi("y", np.complex64, [3, 2])],
+                       [init("a", a), init("b", b)])  # fmt: skip
+    c = crandn(np.random.default_rng(3), [3, 2]) * np.array([2e19, 1])
+    assert_rewrites(model, ops=Ops(Reshape=2, MatMul=1, Add=1), feeds={"c": c.astype(np.complex64)})
+
+
 def test_a_map_too_large_to_read_whole_is_read_in_its_range(monkeypatch):
     """Past `MAX_PROBE_BYTES`, M is read in a basis of its range, found from random
     signals: the same two products, without M ever held whole."""
@@ -184,7 +211,7 @@ def test_a_map_of_full_rank_too_large_to_read_whole_is_left():
     def full_rank(x):
         return np.cumsum(x, axis=-1)
 
-    f = probe.probe_range(full_rank, [2, 3, 128], F32, np.zeros((2, 3, 128)))
+    f = probe.probe_range(full_rank, [2, 3, 128], F32, np.zeros((2, 3, 128)), 1.0)
     assert f is None
 
 
