@@ -147,12 +147,16 @@ def gs_value(t: gs.Tensor | None, max_elements: int | None = None) -> np.ndarray
 
 
 def evaluate(node: onnx.NodeProto, values: Mapping[str, np.ndarray], opset: int):
-    """The outputs of one node on the known values of its inputs, by name, as
-    `onnx.reference` computes them; None where it cannot (a malformed node is the
-    checker's to report)."""
+    """The outputs of one node on the known values of its inputs, by name, as the
+    reference evaluator computes them (`reference.MEANINGS`: an `Expand` broadcasts,
+    where the stock op's product by ones turns a -0 part into +0); None where it cannot
+    (a malformed node is the checker's to report)."""
     from onnx.reference import ReferenceEvaluator  # on first use: few models need it
 
+    from .reference import MEANINGS
+
     try:
-        return ReferenceEvaluator(node, opsets={"": opset}).run(None, dict(values))
+        evaluator = ReferenceEvaluator(node, opsets={"": opset}, new_ops=list(MEANINGS))
+        return evaluator.run(None, dict(values))
     except Exception:
         return None

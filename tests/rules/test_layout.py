@@ -242,6 +242,19 @@ def test_expand(opset, cdtype, shape, pair):
     assert_rewrites(m, ops=packed_or_parts("Expand", pair))
 
 
+def test_expand_of_a_constant_keeps_its_signed_zeros(cdtype):
+    """Expand on a constant is done at rewrite time, as the reference evaluator reads it:
+    a broadcast. The stock op multiplies by ones, which makes 1/2's -0i +0i, and the
+    log of the log of it +pi where the reference's is -pi."""
+    w = np.array([2, -4j, -0.5 + 0j], cdtype)
+    nodes = [helper.make_node("Reciprocal", ["w"], ["r"]),
+             helper.make_node("Expand", ["r", "s"], ["e"]),
+             helper.make_node("Log", ["e"], ["l"]), helper.make_node("Log", ["l"], ["y"])]  # fmt: skip
+    m = make_model(nodes, [vi("a", cdtype, [1])], [vi("y", cdtype, [2, 3])],
+                   [init("w", w), init("s", np.array([2, 3], np.int64))])  # fmt: skip
+    assert_rewrites(m, ops=Ops(Identity=1))  # all of it done at rewrite time
+
+
 @PAIR
 def test_tile(opset, cdtype, pair):
     m = single("Tile", cdtype, opset, inputs=["a", "r"],
