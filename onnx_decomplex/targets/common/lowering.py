@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
@@ -148,6 +149,7 @@ def lower(
         # A transform's length may be static yet computed (tf2onnx's roll: Shape, Slice,
         # Mod): folded, its shape is known.
         try:
+            _bounded_shapes_sliced(Emitter(graph, opset))
             graph.fold_constants(fold_shapes=True).cleanup(remove_unused_graph_inputs=False)
             graph = _shaped(gs.export_onnx(graph, do_type_check=False))
         except Exception:  # nothing folds: the lowerings that need a shape say so
@@ -159,6 +161,24 @@ def lower(
     out = gs.export_onnx(graph, do_type_check=False)
     keep_model_fields(model, out)
     return out, lowered
+
+
+def _bounded_shapes_sliced(emit: Emitter) -> None:
+    """Each Shape node with a `start` or an `end` as a Slice of its input's whole shape:
+    onnx-graphsurgeon (0.6.1) folds a Shape node, and a Gather or Slice of one, from its
+    input's whole shape, reading neither (a complex value's shape, the packed tensor's
+    less its last dim, came out [2] for a scalar)."""
+    graph = emit.graph
+    for node in [n for n in graph.nodes if n.op == "Shape" and n.attrs.keys() & {"start", "end"}]:
+        start, end = node.attrs.pop("start", 0), node.attrs.pop("end", None)
+        if start == 0 and end is None:
+            continue
+        bounded = node.outputs[0]
+        node.outputs = [gs.Variable(emit.unique(f"{bounded.name}_whole"), np.int64)]
+        ends = np.array([np.iinfo(np.int64).max if end is None else end], np.int64)
+        emit.emit("Slice", [node.outputs[0], np.array([start], np.int64), ends],
+                  name=f"{bounded.name}_bounds", outputs=[bounded])  # fmt: skip
+    graph.toposort()
 
 
 def _shaped(model: onnx.ModelProto) -> gs.Graph:

@@ -149,6 +149,26 @@ def test_dynamic_batch_is_fine():
     assert_lowers(model, {"x": rng.standard_normal((3, 8, 2)).astype(np.float32)})
 
 
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime", "tensorrt"])
+def test_shapes_folded_beside_a_dynamic_transform_keep_their_bounds(target):
+    """A DFT of a dynamic batch has its graph's constants folded first, Shape nodes too.
+    onnx-graphsurgeon folds a Shape node as its input's whole shape, reading no `start`
+    or `end`; a complex value's shape, the packed tensor's less its last dim, came out
+    [2] for a scalar. Shapes with bounds are slices of whole ones before the folding."""
+    nodes = [helper.make_node("DFT", ["x"], ["y"], axis=1),
+             helper.make_node("Shape", ["z"], ["s"]),
+             helper.make_node("Shape", ["z"], ["tail"], start=-1)]  # fmt: skip
+    model = make_model(
+        nodes, [vi("x", np.float32, ("batch", 8, 2)), vi("z", np.complex64, [3])],
+        [vi("y", np.float32, None), vi("s", np.int64, None), vi("tail", np.int64, None)], [], 20,
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal((2, 8, 2)).astype(np.float32), "z": crandn(rng, [3])}
+    out, _ = decomplex(model, target=target)
+    result = validate(model, out, feeds)
+    assert result.passed, result.outputs
+
+
 def stft_model(signal, step, *, window=None, runtime_window=False, frame_length=None, **attrs):
     names, inits, inputs = ["x", "step", "", ""], [init("step", np.array(step, np.int64))], []
     inputs.append(vi("x", np.float32, signal))
