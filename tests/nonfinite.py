@@ -92,6 +92,8 @@ def _near_overflow(node, known: dict) -> bool:
     xs = [x for x in xs if x.dtype.kind in "fc" and x.size and np.all(np.isfinite(x))]
     if not any(np.iscomplexobj(x) for x in xs):
         return False
+    if len(xs) != (1 if node.op_type in SQUARES else 2):
+        return False  # an operand not finite (the causes above), or no product at all
     sums = [float(np.abs(x.real).max()) + float(np.abs(x.imag).max()) for x in xs]
     if node.op_type in SQUARES:
         sums *= 2
