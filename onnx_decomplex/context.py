@@ -41,6 +41,8 @@ class Context(Ops):
             emitted: the target is onnxruntime.
         reciprocal_divides: Whether the target's runtime divides a / b as a (1 / b)
             (OpenVINO): the formulas then divide by no subnormal (`cmath._Divisor`).
+        where_drops_negative_zero: Whether the target's runtime's Where turns a -0 of its
+            second input into +0 (onnxruntime's CPU): `Ops.where_signed` works round it.
         forms: The forms of every complex value.
         explanations: One line per rewrite, shown with `-v`.
         kept: Ids of nodes their rule changed in place, which stay in the graph.
@@ -54,6 +56,7 @@ class Context(Ops):
         mul_strategy: str = "auto",
         contrib: bool = False,
         reciprocal_divides: bool = False,
+        where_drops_negative_zero: bool = False,
         *,
         rewrite_graph: GraphRewrite | None = None,
         parent: Context | None = None,
@@ -70,6 +73,7 @@ class Context(Ops):
         self.mul_strategy = mul_strategy
         self.contrib = contrib
         self.reciprocal_divides = reciprocal_divides
+        self.where_drops_negative_zero = where_drops_negative_zero
         self.explanations: list[str] = []
         self.kept: set[int] = set()
         self._rewrite_graph = rewrite_graph
@@ -86,7 +90,8 @@ class Context(Ops):
         what it makes stays in the branch. Names stay unique across both."""
         return Context(
             graph, analysis, self.opset, self.mul_strategy, self.contrib,
-            self.reciprocal_divides, rewrite_graph=self._rewrite_graph, parent=self,
+            self.reciprocal_divides, self.where_drops_negative_zero,
+            rewrite_graph=self._rewrite_graph, parent=self,
         )  # fmt: skip
 
     def rewrite_subgraph(self, graph: gs.Graph, analysis: Analysis) -> None:

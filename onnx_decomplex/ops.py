@@ -191,6 +191,22 @@ class Ops:
             return self.emit("Where", [np.logical_not(c), b, a])
         return self.emit("Where", [self.emit("Xor", [c, np.array(True)]), b, a])
 
+    def where_signed(self, c, a, b, dtype):
+        """`where` for a model's own Where, whose branches may hold any zero. Where the
+        runtime's Where turns a -0 of `a` into +0 (`where_drops_negative_zero`), it is
+        Min(Where(c, a, b), Where(not c, inf, a)): the second holds `a` exactly where c
+        does (its third input) and inf elsewhere, and onnxruntime's Min gives the value
+        where the two agree, its second operand where they are zeros of two signs, NaN
+        beside a NaN, and `b` beside inf."""
+        if all(_is_np(x) for x in (c, a, b)):
+            return np.asarray(np.where(c, a, b))
+        unsigned = [_is_np(x) and not np.any(np.signbit(x) & (x == 0)) for x in (a, b)]
+        if not getattr(self, "where_drops_negative_zero", False) or any(unsigned):
+            return self.where(c, a, b)  # a -0 of a is its third input, or there is none
+        other = np.logical_not(c) if _is_np(c) else self.emit("Xor", [c, np.array(True)])
+        kept = self.emit("Where", [other, np.array(np.inf, dtype), a])
+        return self.emit("Min", [self.where(c, a, b), kept])
+
     # Where onnxruntime's CPU provider has no float64 kernel (`ORT_CPU_NO_FLOAT64`),
     # complex128 math is built from ops it has, at full double precision.
 

@@ -27,6 +27,7 @@ def rewrite(
     contrib: bool = False,
     streamed: Streamed | None = None,
     reciprocal_divides: bool = False,
+    where_drops_negative_zero: bool = False,
 ) -> Context:
     """Rewrites every complex value of `graph` into packed-real form, in place.
 
@@ -41,6 +42,8 @@ def rewrite(
         contrib: Whether onnxruntime's com.microsoft ops may be emitted.
         reciprocal_divides: Whether the runtime divides a / b as a (1 / b), so that
             no divisor may be subnormal (OpenVINO).
+        where_drops_negative_zero: Whether the runtime's Where turns a -0 of its second
+            input into +0 (onnxruntime's CPU).
         streamed: Where the forms of large complex initializers left on disk are
             made (see `stream`); None to read every initializer.
 
@@ -49,8 +52,7 @@ def rewrite(
     """
     ctx = Context(
         graph, analysis, opset, mul_strategy, contrib, reciprocal_divides,
-        rewrite_graph=_rewrite_graph,
-        streamed=streamed,
+        where_drops_negative_zero, rewrite_graph=_rewrite_graph, streamed=streamed,
     )  # fmt: skip
     _rewrite_graph(ctx, graph, analysis)
     return ctx

@@ -34,6 +34,7 @@ def run(state: State, options: Options) -> State:
         options.rewrite.mul_strategy,
         contrib=options.target.chosen.contrib,
         reciprocal_divides=options.target.chosen.reciprocal_divides,
+        where_drops_negative_zero=options.target.chosen.where_drops_negative_zero,
         streamed=state.streamed,
     )
     report.emitted, report.explanations = ctx.emitted, ctx.explanations

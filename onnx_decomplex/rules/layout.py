@@ -204,12 +204,14 @@ def expand_tile(ctx, node):
 @rule("Where")
 def where(ctx, node):
     cond, a, b = node.inputs
-    if parts_if_paired(ctx, node, [1, 2]):
+    # onnxruntime's Where turns a -0 of its second input +0 (`Ops.where_signed`): on
+    # the packed tensors, one Min keeps both parts' signs.
+    if not ctx.where_drops_negative_zero and parts_if_paired(ctx, node, [1, 2]):
         return
     dtype = ctx.real_dtype(node.outputs[0])
     value = ctx.constant(cond)
     c = np.expand_dims(value, -1) if value is not None else ctx.unsqueeze(cond, [-1])
-    out = ctx.where(c, ctx.as_packed(a, dtype), ctx.as_packed(b, dtype))
+    out = ctx.where_signed(c, ctx.as_packed(a, dtype), ctx.as_packed(b, dtype), dtype)
     ctx.set_packed(node.outputs[0], out)
     ctx.explain("condition unsqueezed onto the packed tensors")
 

@@ -24,6 +24,7 @@ ONNX = Target(
     "products written on their parts as products of real block matrices; in a model that "
     "holds complex values, or a DFT or an STFT (complex values in ONNX's packed layout)",
     runtime="onnxruntime",
+    where_drops_negative_zero=True,
     forms=(
         ROTATION,
         affine_chains(MATMUL_DFT_MAX_LENGTH),

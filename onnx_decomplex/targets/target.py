@@ -113,6 +113,9 @@ class Target:
             regime (`rules.linalg`).
         reciprocal_divides: The runtime divides a / b as a (1 / b), whose 1 / b overflows
             at a subnormal b: the rewrite's formulas divide by none (`cmath._Divisor`).
+        where_drops_negative_zero: The output runs in onnxruntime, whose CPU Where gives
+            +0 where it picks a -0 of its second input: a model's own complex Where keeps
+            its zeros' signs by a Min (`Ops.where_signed`).
         narrows: float64 is narrowed to float32 (TensorRT has none), unless
             `keep_double`; a model made for it takes float32 where float64 was.
         lints: The result is checked against TensorRT's parser table.
@@ -125,6 +128,7 @@ class Target:
     runs_on: str | None = None
     contrib: bool = False
     reciprocal_divides: bool = False
+    where_drops_negative_zero: bool = False
     narrows: bool = False
     lints: bool = False
 

@@ -6,15 +6,20 @@ from helpers import (
     PACK,
     PAIR_SOURCE,
     Ops,
+    assert_ops,
     assert_rewrites,
     init,
     make_model,
     on_parts,
     packed_or_parts,
+    run_ort,
     single,
     vi,
 )
 from onnx import TensorProto, helper
+
+from onnx_decomplex import decomplex
+from onnx_decomplex.cmath import pack
 
 
 def _pair_source(cdtype):
@@ -255,6 +260,28 @@ def test_expand_of_a_constant_keeps_its_signed_zeros(cdtype):
     assert_rewrites(m, ops=Ops(Identity=1))  # all of it done at rewrite time
 
 
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+def test_where_keeps_the_signed_zeros_of_both_branches(cdtype, target):
+    """onnxruntime's CPU Where gives +0 where it picks a -0 of its second input; a
+    model's own Where takes a Min that keeps it (`Ops.where_signed`). Every pair of
+    +-0, +-inf, NaN and finite parts, in both branches, against numpy's, sign by sign."""
+    parts = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.5]
+    values = np.array([complex(r, i) for r in parts for i in parts], cdtype)
+    n = len(values)
+    m = make_model([helper.make_node("Where", ["c", "a", "b"], ["y"])],
+                   [vi("c", np.bool_, [n]), vi("a", cdtype, [n]), vi("b", cdtype, [n])],
+                   [vi("y", cdtype, [n])])  # fmt: skip
+    out, _ = decomplex(m, target=target)
+    assert_ops(out, Ops(Unsqueeze=1, Where=2, Xor=1, Min=1))
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        c, b = rng.random(n) > 0.5, rng.permutation(values)
+        want = pack(np.where(c, values, b))
+        (got,) = run_ort(out, {"c": c, "a": pack(values), "b": pack(b)})
+        same = np.isnan(want) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+        assert np.isnan(got[np.isnan(want)]).all() and same.all()
+
+
 @PAIR
 def test_tile(opset, cdtype, pair):
     m = single("Tile", cdtype, opset, inputs=["a", "r"],
@@ -288,8 +315,10 @@ def test_where(opset, cdtype, const_cond, pair):
         extra.append(vi("c", np.bool_, [2, 1]))
     m = single("Where", cdtype, opset, inputs=["c", "a", "b"], extra=extra, inits=inits, pair=pair)
     # Packed: a runtime condition gets a last axis to broadcast over; a constant one
-    # gets it in numpy. After a pair: per part, b unpacked.
-    ops = on_parts({"Where": 2}, pair, others=1) if pair else Ops(Where=1, Unsqueeze=1 - const_cond)
+    # gets it in numpy. A pair is packed: on the packed tensors, the Min that keeps a's
+    # -0 (`Ops.where_signed`) is one node for both parts.
+    signed = Ops(Where=2, Min=1, Xor=1 - const_cond)
+    ops = (PAIR_SOURCE + PACK if pair else Ops()) + signed + Ops(Unsqueeze=1 - const_cond)
     assert_rewrites(m, ops=ops)
 
 

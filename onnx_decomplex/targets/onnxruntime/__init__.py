@@ -34,6 +34,7 @@ ONNXRUNTIME = Target(
     runtime="onnxruntime",
     runs_on="onnxruntime",
     contrib=True,
+    where_drops_negative_zero=True,
     forms=(
         rotation(
             "a rotation by a position table (RoPE however written on real values) as one "
