@@ -20,6 +20,12 @@ def _is_np(x) -> bool:
     return isinstance(x, np.ndarray)
 
 
+def _holds_no_negative_zero(x) -> bool:
+    """Whether x is a constant (an array, or a graph's) with no -0."""
+    values = x if _is_np(x) else getattr(x, "values", None)
+    return isinstance(values, np.ndarray) and not np.any(np.signbit(values) & (values == 0))
+
+
 def _is_scalar(x, value: float) -> bool:
     """A 0-d numpy constant equal to `value`: it never widens a broadcast."""
     return _is_np(x) and x.ndim == 0 and x == value
@@ -200,10 +206,12 @@ class Ops:
         beside a NaN, and `b` beside inf."""
         if all(_is_np(x) for x in (c, a, b)):
             return np.asarray(np.where(c, a, b))
-        unsigned = [_is_np(x) and not np.any(np.signbit(x) & (x == 0)) for x in (a, b)]
-        if not getattr(self, "where_drops_negative_zero", False) or any(unsigned):
-            return self.where(c, a, b)  # a -0 of a is its third input, or there is none
+        a_unsigned, b_unsigned = (_holds_no_negative_zero(x) for x in (a, b))
+        if not getattr(self, "where_drops_negative_zero", False) or a_unsigned:
+            return self.where(c, a, b)
         other = np.logical_not(c) if _is_np(c) else self.emit("Xor", [c, np.array(True)])
+        if b_unsigned:  # a as the third input, b second
+            return self.emit("Where", [other, b, a])
         kept = self.emit("Where", [other, np.array(np.inf, dtype), a])
         return self.emit("Min", [self.where(c, a, b), kept])
 
