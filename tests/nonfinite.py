@@ -16,9 +16,11 @@ PRODUCTS = {"Mul", "Pow", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "
             "ReduceSumSquare", "ReduceL2", "ReduceProd"}  # fmt: skip
 
 
-# Of those, the products of two operands, and the sums of squares of one.
+# Of those, the products of two operands, the sums of squares of one, and the sums of one
+# by unit weights (a transform's twiddles, which onnxruntime's own DFT scales as it goes).
 BILINEAR = {"Mul", "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose"}
 SQUARES = {"ReduceSumSquare", "ReduceL2"}
+UNIT_WEIGHTED = {"DFT"}
 
 
 # Functions with a pole: where the reference's operand sits exactly on it (log(0), as
@@ -85,18 +87,22 @@ def _near_overflow(node, known: dict) -> bool:
     """A product whose terms may pass the largest finite value, summed as a rewrite may
     sum them: Gauss's three products multiply (ar + ai)(br + bi), which overflows before
     ar br - ai bi does. Bounded by each operand's largest |re| + |im| (a square's one
-    operand counted twice) times the larger operand's size."""
-    if node.op_type not in BILINEAR | SQUARES:
+    operand counted twice, a DFT's weights as 1) times the larger operand's size."""
+    if node.op_type not in BILINEAR | SQUARES | UNIT_WEIGHTED:
         return False
     xs = [np.asarray(known[x]) for x in node.input[:2] if x and known.get(x) is not None]
     xs = [x for x in xs if x.dtype.kind in "fc" and x.size and np.all(np.isfinite(x))]
     if not any(np.iscomplexobj(x) for x in xs):
         return False
-    if len(xs) != (1 if node.op_type in SQUARES else 2):
+    if node.op_type in UNIT_WEIGHTED:
+        xs = xs[:1]  # the signal, not a DFT's length
+    if len(xs) != (2 if node.op_type in BILINEAR else 1):
         return False  # an operand not finite (the causes above), or no product at all
     sums = [float(np.abs(x.real).max()) + float(np.abs(x.imag).max()) for x in xs]
     if node.op_type in SQUARES:
         sums *= 2
+    elif node.op_type in UNIT_WEIGHTED:
+        sums.append(1.0)
     with np.errstate(over="ignore"):
         bound = sums[0] * sums[1] * max(x.size for x in xs)
     return bound > float(np.finfo(np.result_type(*xs)).max)
