@@ -191,11 +191,14 @@ class Ops:
         out of the Where (`times_sin` picks a factor, not a product)."""
         if all(_is_np(x) for x in (c, a, b)):
             return np.asarray(np.where(c, a, b))
-        if _is_np(a) or not _is_np(b) or np.any(np.signbit(b) & (b == 0)):
+        if _is_np(a) or not _is_np(b) or not _holds_no_negative_zero(b):
             return self.emit("Where", [c, a, b])
-        if _is_np(c):
-            return self.emit("Where", [np.logical_not(c), b, a])
-        return self.emit("Where", [self.emit("Xor", [c, np.array(True)]), b, a])
+        return self.emit("Where", [self._negated(c), b, a])
+
+    def _negated(self, c):
+        """not c: an Xor with true, not a Not, which onnxruntime fuses into the Where
+        that reads it, swapping its branches back."""
+        return np.logical_not(c) if _is_np(c) else self.emit("Xor", [c, np.array(True)])
 
     def where_signed(self, c, a, b, dtype):
         """`where` for a model's own Where, whose branches may hold any zero. Where the
@@ -209,10 +212,9 @@ class Ops:
         a_unsigned, b_unsigned = (_holds_no_negative_zero(x) for x in (a, b))
         if not getattr(self, "where_drops_negative_zero", False) or a_unsigned:
             return self.where(c, a, b)
-        other = np.logical_not(c) if _is_np(c) else self.emit("Xor", [c, np.array(True)])
         if b_unsigned:  # a as the third input, b second
-            return self.emit("Where", [other, b, a])
-        kept = self.emit("Where", [other, np.array(np.inf, dtype), a])
+            return self.emit("Where", [self._negated(c), b, a])
+        kept = self.emit("Where", [self._negated(c), np.array(np.inf, dtype), a])
         return self.emit("Min", [self.where(c, a, b), kept])
 
     # Where onnxruntime's CPU provider has no float64 kernel (`ORT_CPU_NO_FLOAT64`),
