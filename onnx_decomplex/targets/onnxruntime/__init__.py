@@ -28,7 +28,8 @@ ONNXRUNTIME = Target(
     "affine in one real signal through a DFT, such as a spectral filter however spelled, "
     "or a long one such as an unrolled recurrence, as the products that cost least, and "
     "LayerNorm and RMSNorm as one node each, and attention over heads as one "
-    "com.microsoft.MultiHeadAttention, in a model with no complex value too), and a "
+    "com.microsoft.MultiHeadAttention below opset 23, in a model with no complex value too), "
+    "and a "
     "DFT of static "
     "length as MatMuls accurate at float32's level, which onnxruntime's own DFT is not",
     runtime="onnxruntime",
@@ -55,7 +56,7 @@ ONNXRUNTIME = Target(
             every_model=True,
         ),
         block_products(every_model=True),
-        attention(every_model=True),
+        attention(every_model=True, contrib=True),
         gemm(every_model=True),
         read_outs(every_model=True),
     ),

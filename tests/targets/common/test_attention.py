@@ -1,7 +1,8 @@
 """Attention over heads written as MatMuls, Transposes, a scale, a mask's Where and a
-Softmax, as one com.microsoft.MultiHeadAttention on the onnxruntime target
-(`common.attention`); a spelling it does not cover, or a value read elsewhere, left as
-written."""
+Softmax, as one node (`common.attention`): from opset 23 the standard Attention on the
+onnxruntime and default targets, below it com.microsoft.MultiHeadAttention on the
+onnxruntime target; a spelling it does not cover, a scale a node cannot take, or a value
+read elsewhere, left as written."""
 
 from pathlib import Path
 
@@ -19,11 +20,11 @@ B, S, H, D = 2, 5, 3, 4
 
 
 def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_rank: int = 2,
-               keys: int = S, heads_first: bool = False, bias: str | None = None
-               ) -> onnx.ModelProto:  # fmt: skip
+               keys: int = S, heads_first: bool = False, bias: str | None = None,
+               by: float = 2.0, opset: int = 18) -> onnx.ModelProto:  # fmt: skip
     """xq [B, S, H D] and xk, xv [B, keys, H D] in heads, scores scaled (`scale` "Div"
-    or "Mul", or none), masked by a causal [S, keys] (of `mask_rank`, leading 1s) with
-    `masked` (or not), softmax, weighted values back as [B, S, H D], then Relu. With
+    or "Mul", or none, `by`), masked by a causal [S, keys] (of `mask_rank`, leading 1s)
+    with `masked` (or not), softmax, weighted values back as [B, S, H D], then Relu. With
     `heads_first`, k is moved heads first and then transposed (torch's k^T); with a
     `bias`, the mask is added: a "constant" of -inf, or one "computed" from a Trilu."""
     nodes = [helper.make_node("Reshape", [f"x{n}", f"shape_{n}"], [f"{n}4"]) for n in "qkv"]
@@ -61,7 +62,7 @@ def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_r
     ]
     causal = np.tril(np.ones((S, keys), bool), k=keys - S)
     inits = [init(f"shape_{n}", np.array([B, S if n == "q" else keys, H, D])) for n in "qkv"]
-    inits += [init("shape_y", np.array([B, S, H * D])), init("c", np.array(2.0, F32)),
+    inits += [init("shape_y", np.array([B, S, H * D])), init("c", np.array(by, F32)),
               init("off", np.array(masked if masked is not None else 0, F32)),
               init("mask", causal.reshape([1] * (mask_rank - 2) + [S, keys]))]  # fmt: skip
     if bias == "constant":
@@ -71,38 +72,64 @@ def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_r
                   init("shape_bias", np.array([1, 1, S, keys]))]  # fmt: skip
     ins = [vi("xq", F32, [B, S, H * D]), vi("xk", F32, [B, keys, H * D]),
            vi("xv", F32, [B, keys, H * D])]  # fmt: skip
-    return make_model(nodes, ins, [vi("y", F32, [B, S, H * D])], inits, 18)
+    return make_model(nodes, ins, [vi("y", F32, [B, S, H * D])], inits, opset)
 
 
-@pytest.mark.parametrize("scale", ["Div", "Mul", None])
-@pytest.mark.parametrize("mask_rank", [2, 4])
-def test_attention_however_scaled_is_one_node(scale, mask_rank):
-    model = _attention(scale, mask_rank=mask_rank)
+NODE = {18: "MultiHeadAttention", 23: "Attention"}
+"""The node the onnxruntime target puts in an attention's place, by the model's opset."""
+
+
+def _one_node(model: onnx.ModelProto, opset: int) -> None:
+    """Asserts the onnxruntime target makes `model` one attention node, and that it
+    matches the reference and passes the full check."""
     out, report = decomplex(model, target="onnxruntime")
     counts = op_counts(out)
-    assert counts["MultiHeadAttention"] == 1, report.lowering_notes
+    assert counts[NODE[opset]] == 1, report.lowering_notes
     assert not counts.keys() & {"Softmax", "Transpose", "MatMul"}
+    onnx.checker.check_model(out, full_check=True)
     assert validate(model, out, atol=1e-6, rtol=1e-5).passed
 
 
+@pytest.mark.parametrize("opset", [18, 23])
+@pytest.mark.parametrize("scale", ["Div", "Mul", None])
+@pytest.mark.parametrize("mask_rank", [2, 4])
+def test_attention_however_scaled_is_one_node(scale, mask_rank, opset):
+    _one_node(_attention(scale, mask_rank=mask_rank, opset=opset), opset)
+
+
+@pytest.mark.parametrize("opset", [18, 23])
 @pytest.mark.parametrize("bias", ["constant", "computed"])
 @pytest.mark.parametrize("heads_first", [False, True])
-def test_an_added_mask_and_keys_moved_twice_are_one_node(bias, heads_first):
+def test_an_added_mask_and_keys_moved_twice_are_one_node(bias, heads_first, opset):
     """A mask added as a bias (a constant, or computed at run time as a causal Trilu,
     whose shape inference leaves unknown there), and keys moved heads first then
     transposed (two Transposes, as torch writes k^T): one node."""
-    model = _attention("Div", bias=bias, heads_first=heads_first)
-    out, report = decomplex(model, target="onnxruntime")
-    counts = op_counts(out)
-    assert counts["MultiHeadAttention"] == 1, report.lowering_notes
-    assert not counts.keys() & {"Softmax", "Transpose", "MatMul"}
+    _one_node(_attention("Div", bias=bias, heads_first=heads_first, opset=opset), opset)
+
+
+@pytest.mark.parametrize("opset", [18, 23])
+def test_attention_with_no_mask_and_other_keys(opset):
+    model = _attention("Div", masked=None, keys=7, opset=opset)
+    out, _ = decomplex(model, target="onnxruntime")
+    assert op_counts(out) == Ops({NODE[opset]: 1, "Relu": 1})
     assert validate(model, out, atol=1e-6, rtol=1e-5).passed
 
 
-def test_attention_with_no_mask_and_other_keys():
-    model = _attention("Div", masked=None, keys=7)
+@pytest.mark.parametrize(("scale", "by", "opset", "node"), [
+    ("Mul", -0.5, 18, "MultiHeadAttention"),  # MultiHeadAttention takes a negative scale
+    ("Mul", -0.5, 23, None),  # onnxruntime refuses the standard node's
+    ("Mul", 0.0, 18, None),  # MultiHeadAttention would read 0 as 1 / sqrt(D)
+    ("Div", 0.0, 23, None),  # scores / 0: no scale
+    ("Div", np.inf, 18, None),
+])  # fmt: skip
+def test_a_scale_a_node_cannot_take_stays(scale, by, opset, node):
+    model = _attention(scale, by=by, opset=opset)
     out, _ = decomplex(model, target="onnxruntime")
-    assert op_counts(out) == Ops(MultiHeadAttention=1, Relu=1)
+    counts = op_counts(out)
+    if node is None:
+        assert "Softmax" in counts and not counts.keys() & set(NODE.values())
+    else:
+        assert counts[node] == 1 and "Softmax" not in counts
     assert validate(model, out, atol=1e-6, rtol=1e-5).passed
 
 
@@ -124,14 +151,16 @@ def test_the_default_target_leaves_attention_as_written():
     assert not report.changed and "MultiHeadAttention" not in op_counts(out)
 
 
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
 @pytest.mark.parametrize("name", ["llama_decoder", "llama_decoder_heads_first"])
-def test_llamas_attention_is_one_node_a_layer(name, tmp_path):
+def test_llamas_attention_is_one_node_a_layer(name, target, tmp_path):
     """Both spellings: heads split from [B, S, H D] and rotated there, or moved heads
     first and rotated as [B, H, S, D] (whose rotation then reads [B, S, H D] too, and
-    whose causal mask is a Trilu added)."""
+    whose causal mask is a Trilu added). Both models import opset 23: the standard
+    node, on the default target too."""
     src = CORPUS / "jax2onnx" / f"{name}.onnx"
-    result = convert_export(src, tmp_path / "out.onnx", target="onnxruntime")
+    result = convert_export(src, tmp_path / "out.onnx", target=target)
     assert result.validation.passed
     counts = op_counts(onnx.load(tmp_path / "out.onnx"))
-    assert counts["MultiHeadAttention"] == 2 and counts["RotaryEmbedding"] == 4
+    assert counts["Attention"] == 2 and counts["RotaryEmbedding"] == 4
     assert "Softmax" not in counts
