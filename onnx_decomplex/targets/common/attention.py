@@ -11,23 +11,28 @@ Exporters spell a model's attention (jax2onnx's Einsums, once lowered to MatMuls
 
 onnxruntime runs that as ten to twelve nodes, three of them Transposes that copy. The
 standard Attention (from opset 23) computes the same from xq, xk and xv in one, with
-q_num_heads and kv_num_heads, and so does onnxruntime's com.microsoft.MultiHeadAttention
-(below it), the mask as an additive bias in both (0 where kept, the Where's constant
-elsewhere: the same weights, since the constant is -inf or below -1e30, past which
-s + c rounds to c; a bias added is taken as it is). onnxruntime 1.32 runs the standard
-node in 0.71 to 0.96 of MultiHeadAttention's time on its CPU, one thread, from 2 x 8
-tokens of 4 heads of 16 to 4 x 128 of 12 heads of 64, masked or not. Keys moved heads first and then transposed (two Transposes, as
-torch's and Llama's heads-first attention writes k^T) are read as the one they make.
-`attentions` finds the spelling by its ops, each value read by the next op alone, and
-puts the node in the place of the last Reshape.
+q_num_heads and kv_num_heads, and so does onnxruntime's com.microsoft.MultiHeadAttention,
+the mask as an additive bias in both (0 where kept, the Where's constant elsewhere: the
+same weights, since the constant is -inf or below -1e30, past which s + c rounds to c; a
+bias added is taken as it is). onnxruntime 1.32 runs the standard node in 0.71 to 0.96 of
+MultiHeadAttention's time on its CPU, one thread, from 2 x 8 tokens of 4 heads of 16 to
+4 x 128 of 12 heads of 64, masked or not; but it gives a row of scores that are all -inf
+0, where Softmax gives NaN, so it takes only a mask that keeps a key in every row (`_node`).
+Keys moved heads first and then transposed (two Transposes, as torch's and Llama's
+heads-first attention writes k^T) are read as the one they make. `attentions` finds the
+spelling by its ops, each value read by the next op alone, and puts the node in the place
+of the last Reshape.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 
+from ...constants import evaluate
 from ...graphs import default_opset
 from ...rules.rotary import CONTRIB
 from ...shapes import static
@@ -145,7 +150,8 @@ def attentions(model: onnx.ModelProto, contrib: bool = True) -> list[str]:
     """Puts one attention node in the place of each attention of `model` it finds (see
     the module), in float32, changing `model` in place: the standard Attention from
     opset 23, else com.microsoft.MultiHeadAttention where `contrib`; a note per node."""
-    standard = (default_opset(model) or 1) >= ATTENTION_OPSET
+    opset = default_opset(model) or 1
+    standard = opset >= ATTENTION_OPSET
     if not (standard or contrib) or not any(n.op_type == "Softmax" for n in model.graph.node):
         return []
     g = Matched(model)
@@ -153,17 +159,13 @@ def attentions(model: onnx.ModelProto, contrib: bool = True) -> list[str]:
         g.values  # noqa: B018  (inferred once here, or nothing is matched)
     except Exception:  # onnx raises several types: the shapes are unknown
         return []
-    notes = []
+    notes, domains = [], set()
     for softmax in [n for n in model.graph.node if n.op_type == "Softmax"]:
         used = [softmax]
         found = _scores(g, softmax, used)
         if found is None or g.elem(softmax.input[0]) != TensorProto.FLOAT:
             continue
         q, k, dims, scale, mask = found
-        # onnxruntime refuses the standard node's scale at or below 0, and
-        # MultiHeadAttention reads a scale of 0 as not given (1 / sqrt(D))
-        if not (np.isfinite(scale) and (scale > 0 if standard else scale != 0)):
-            continue
         axis = next((a.i for a in softmax.attribute if a.name == "axis"), -1)
         if axis not in (-1, 3):
             continue
@@ -176,8 +178,11 @@ def attentions(model: onnx.ModelProto, contrib: bool = True) -> list[str]:
         bias = _bias(g, mask, dims, g.dims(k)[1]) if mask is not None else None
         if mask is not None and bias is None:
             continue
+        node = _node(g, standard, contrib, scale, mask, opset)
+        if node is None:
+            continue
         put = Placed(model.graph, y)
-        inputs = [q, k, v] if standard else [q, k, v, "", ""]
+        inputs = [q, k, v] if node == "Attention" else [q, k, v, "", ""]
         if bias is not None:
             name, kept = bias
             added = name
@@ -195,21 +200,78 @@ def attentions(model: onnx.ModelProto, contrib: bool = True) -> list[str]:
                 added = put.node("Unsqueeze", [added, put.constant("axes", axes)])
             inputs.append(added)
         heads = dims[2]
-        if standard:
-            put.node("Attention", inputs, q_num_heads=heads, kv_num_heads=heads,
-                     scale=float(scale))  # fmt: skip
+        if node == "Attention":
+            put.node(node, inputs, q_num_heads=heads, kv_num_heads=heads, scale=float(scale))
         else:
-            put.node("MultiHeadAttention", inputs, domain=CONTRIB, num_heads=heads,
-                     scale=float(scale))  # fmt: skip
+            put.node(node, inputs, domain=CONTRIB, num_heads=heads, scale=float(scale))
+            node, domains = f"{CONTRIB}.{node}", {CONTRIB}
         put.done()
-        node = "Attention" if standard else "com.microsoft.MultiHeadAttention"
         notes.append(f"{y}: attention of {heads} heads over {q}, {k}, {v} ({len(used)} nodes) "
                      f"-> one {node}")  # fmt: skip
     if notes:
         drop_unused(model.graph)
-        if not standard:
-            import_emitted(model, {CONTRIB})
+        import_emitted(model, domains)
     return notes
+
+
+def _node(g: Matched, standard: bool, contrib: bool, scale: float, mask, opset: int):
+    """The node an attention becomes: the standard Attention where the opset has it, its
+    scale is above 0 (onnxruntime refuses any other) and no row of its scores is masked
+    whole with -inf (onnxruntime's gives such a row 0, where Softmax gives NaN); else
+    com.microsoft.MultiHeadAttention where `contrib` and its scale is not 0 (it reads 0
+    as not given, 1 / sqrt(D)); else None."""
+    if not np.isfinite(scale):
+        return None
+    if standard and scale > 0 and _keeps_every_row(g, mask, opset):
+        return "Attention"
+    return "MultiHeadAttention" if contrib and scale != 0 else None
+
+
+def _keeps_every_row(g: Matched, mask, opset: int) -> bool:
+    """Whether each row of the scores keeps a key that `mask` (a Where's (condition,
+    constant), or a bias's (bias, None)) does not set to -inf: one with no mask, or
+    whose constant is finite, does; else its condition's or its bias's value decides,
+    read where it is a constant or made of constants (a causal mask made by a Trilu)."""
+    if mask is None or mask[1] is not None and mask[1] > -np.inf:
+        return True
+    name, kept = mask
+    value = _folded(g, name, opset)
+    if value is None or value.ndim < 1:
+        return False
+    masked = np.logical_not(value) if kept is not None else value == -np.inf
+    return bool(np.all(np.any(~masked, axis=-1)))
+
+
+MASK_AT_MOST = 1 << 22
+"""The most values of a mask read to learn whether it masks a row whole."""
+
+
+def _folded(g: Matched, name: str, opset: int, depth: int = 8) -> np.ndarray | None:
+    """The value of `name` where it is an initializer or a Constant, or the output of at
+    most `depth` nodes in a row made of them, of up to MASK_AT_MOST values; else None."""
+    tensor = g.tensors.get(name)
+    if tensor is not None:
+        if tensor.data_location == TensorProto.EXTERNAL or math.prod(tensor.dims) > MASK_AT_MOST:
+            return None
+        return numpy_helper.to_array(tensor)
+    node = g.producer.get(name)
+    if node is None or depth == 0 or node.op_type in NOT_FOLDED:
+        return None
+    known = {}
+    for i in filter(None, node.input):
+        known[i] = _folded(g, i, opset, depth - 1)
+        if known[i] is None:
+            return None
+    outputs = evaluate(node, known, opset)
+    if outputs is None:
+        return None
+    value = np.asarray(outputs[list(node.output).index(name)])
+    return value if value.size <= MASK_AT_MOST else None
+
+
+NOT_FOLDED = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform",
+                        "RandomUniformLike", "Multinomial", "Bernoulli"})  # fmt: skip
+"""Ops whose outputs are not a function of their inputs."""
 
 
 def _bias(g: Matched, mask, dims: list, keys) -> tuple[str, float | None] | None:

@@ -11,22 +11,26 @@ import onnx
 import pytest
 from helpers import Ops, convert_export, init, make_model, op_counts, vi
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 
 from onnx_decomplex import decomplex, validate
 
 F32 = np.float32
 CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "models"
 B, S, H, D = 2, 5, 3, 4
+SHAPES = {"xq": (B, S, H * D), "xk": (B, S, H * D), "xv": (B, S, H * D)}
 
 
 def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_rank: int = 2,
                keys: int = S, heads_first: bool = False, bias: str | None = None,
-               by: float = 2.0, opset: int = 18) -> onnx.ModelProto:  # fmt: skip
+               by: float = 2.0, opset: int = 18, whole_row: bool = False
+               ) -> onnx.ModelProto:  # fmt: skip
     """xq [B, S, H D] and xk, xv [B, keys, H D] in heads, scores scaled (`scale` "Div"
     or "Mul", or none, `by`), masked by a causal [S, keys] (of `mask_rank`, leading 1s)
     with `masked` (or not), softmax, weighted values back as [B, S, H D], then Relu. With
     `heads_first`, k is moved heads first and then transposed (torch's k^T); with a
-    `bias`, the mask is added: a "constant" of -inf, or one "computed" from a Trilu."""
+    `bias`, the mask is added: a "constant" of -inf, or one "computed" from a Trilu.
+    With `whole_row`, the (constant) mask masks the first query's row whole."""
     nodes = [helper.make_node("Reshape", [f"x{n}", f"shape_{n}"], [f"{n}4"]) for n in "qkv"]
     keys_t = [helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1])]
     if heads_first:
@@ -61,6 +65,7 @@ def _attention(scale: str | None = "Div", masked: float | None = -np.inf, mask_r
         helper.make_node("Relu", ["y0"], ["y"]),
     ]
     causal = np.tril(np.ones((S, keys), bool), k=keys - S)
+    causal[0] &= not whole_row
     inits = [init(f"shape_{n}", np.array([B, S if n == "q" else keys, H, D])) for n in "qkv"]
     inits += [init("shape_y", np.array([B, S, H * D])), init("c", np.array(by, F32)),
               init("off", np.array(masked if masked is not None else 0, F32)),
@@ -117,7 +122,7 @@ def test_attention_with_no_mask_and_other_keys(opset):
 
 @pytest.mark.parametrize(("scale", "by", "opset", "node"), [
     ("Mul", -0.5, 18, "MultiHeadAttention"),  # MultiHeadAttention takes a negative scale
-    ("Mul", -0.5, 23, None),  # onnxruntime refuses the standard node's
+    ("Mul", -0.5, 23, "MultiHeadAttention"),  # onnxruntime refuses the standard node's
     ("Mul", 0.0, 18, None),  # MultiHeadAttention would read 0 as 1 / sqrt(D)
     ("Div", 0.0, 23, None),  # scores / 0: no scale
     ("Div", np.inf, 18, None),
@@ -131,6 +136,25 @@ def test_a_scale_a_node_cannot_take_stays(scale, by, opset, node):
     else:
         assert counts[node] == 1 and "Softmax" not in counts
     assert validate(model, out, atol=1e-6, rtol=1e-5).passed
+
+
+@pytest.mark.parametrize(("bias", "masked", "node"), [
+    (None, -np.inf, "MultiHeadAttention"),
+    ("constant", None, "MultiHeadAttention"),
+    (None, -1e30, "Attention"),  # the row's weights are even, in either node
+])  # fmt: skip
+def test_a_row_masked_whole_with_minus_infinity_is_not_the_standard_node(bias, masked, node):
+    """onnxruntime's standard Attention gives a row of scores that are all -inf 0, where
+    Softmax gives NaN: such a mask takes MultiHeadAttention, which keeps the NaN."""
+    model = _attention("Div", masked=masked, bias=bias, opset=23, whole_row=True)
+    out, _ = decomplex(model, target="onnxruntime")
+    counts = op_counts(out)
+    assert counts[node] == 1 and "Softmax" not in counts
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal(SHAPES[i.name]).astype(F32) for i in model.graph.input}
+    first = ReferenceEvaluator(model).run(None, feeds)[0][:, 0]
+    assert np.isnan(first).all() == (masked != -1e30)
+    assert validate(model, out, feeds, atol=1e-6, rtol=1e-5).passed
 
 
 def test_a_mask_that_leaves_a_finite_score_stays():
