@@ -232,9 +232,11 @@ def _keeps_every_row(g: Matched, mask, opset: int) -> bool:
     constant), or a bias's (bias, None)) does not set to -inf: one with no mask, or
     whose constant is finite, does; else its condition's or its bias's value decides,
     read where it is a constant or made of constants (a causal mask made by a Trilu)."""
-    if mask is None or mask[1] is not None and mask[1] > -np.inf:
+    if mask is None:
         return True
     name, kept = mask
+    if kept is not None and kept > -np.inf:
+        return True
     value = _folded(g, name, opset)
     if value is None or value.ndim < 1:
         return False

@@ -301,6 +301,21 @@ class _Constant:
         return lambda put: (cos, sin, None)
 
 
+VIEWS = frozenset({"Squeeze", "Unsqueeze", "Reshape", "Flatten"})
+"""Ops that give their input's values in the same order, in another shape."""
+
+
+def _viewed(graph: onnx.GraphProto, name: str) -> str:
+    """The value that `name` views through VIEWS, which a Reshape of `name` can read in
+    its place (a part Squeezed off its pair, then reshaped to a cache, reshaped once)."""
+    producer = {out: node for node in graph.node for out in node.output}
+    node = producer.get(name)
+    while node is not None and node.op_type in VIEWS:
+        name = node.input[0]
+        node = producer.get(name)
+    return name
+
+
 @dataclass
 class _Given:
     """A float graph input the chain computes its cos and sin tables from (freqs_cis
@@ -366,8 +381,8 @@ class _Given:
 
         def put_in(put: Placed):
             shape = put.constant("table", np.array(cos.shape, np.int64))
-            c = put.node("Reshape", [self.cos, shape])
-            s = put.node("Reshape", [self.sin, shape])
+            c = put.node("Reshape", [_viewed(put.graph, self.cos), shape])
+            s = put.node("Reshape", [_viewed(put.graph, self.sin), shape])
             return c, put.node("Neg", [s]) if self.negated else s, None
 
         return put_in

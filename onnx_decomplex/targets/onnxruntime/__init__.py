@@ -27,11 +27,10 @@ ONNXRUNTIME = Target(
     "products of real block matrices, a chain "
     "affine in one real signal through a DFT, such as a spectral filter however spelled, "
     "or a long one such as an unrolled recurrence, as the products that cost least, and "
-    "LayerNorm and RMSNorm as one node each, and attention over heads as one "
-    "com.microsoft.MultiHeadAttention below opset 23, in a model with no complex value too), "
-    "and a "
-    "DFT of static "
-    "length as MatMuls accurate at float32's level, which onnxruntime's own DFT is not",
+    "LayerNorm and RMSNorm as one node each, and attention over heads as one node, the "
+    "standard Attention from opset 23 and com.microsoft.MultiHeadAttention where it cannot "
+    "be, in a model with no complex value too), and a DFT of static length as MatMuls "
+    "accurate at float32's level, which onnxruntime's own DFT is not",
     runtime="onnxruntime",
     runs_on="onnxruntime",
     contrib=True,

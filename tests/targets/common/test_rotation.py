@@ -149,12 +149,14 @@ def test_llamas_freqs_cis_gathered_at_positions_is_the_node(tmp_path):
 def test_freqs_cis_given_at_run_time_is_the_nodes_caches(name, tmp_path):
     """freqs_cis a complex64 graph input [S, D/2], q and k [B, H, S, D] rotated on their
     parts, k then transposed for q k^T: each rotation one RotaryEmbedding, its caches the
-    input's parts (the chain's own values of them), on both targets (opset 23)."""
+    input's parts (the chain's own values of them), on both targets (opset 23), each
+    a Reshape of the part's Split, not of the Squeeze that viewed it."""
     path = FIXTURES / "models" / "jax2onnx" / f"{name}.onnx"
     for target in ("onnx", "onnxruntime"):
         out = _converted(path, tmp_path, target)
         rotations = 2 if name == "llama_rope_heads_first" else 4
         assert len(_rotary(out)) == rotations
+        assert "Squeeze" not in op_counts(out)
         if name == "llama_rope_heads_first":
             assert "Mul" not in op_counts(out)
 
