@@ -107,13 +107,13 @@ def attention(every_model: bool = False, contrib: bool = False) -> TargetForm:
     """Attention over heads written as ops as one node (`common.attention`): the
     standard Attention from opset 23, and with `contrib` com.microsoft's
     MultiHeadAttention below it."""
-    below = "com.microsoft.MultiHeadAttention where it cannot be" if contrib else "no other"
+    other = ", else one com.microsoft.MultiHeadAttention" if contrib else ""
     return _editing(
         "attention",
         "scaled dot-product attention over heads, written as MatMuls, Transposes, a "
         "scale, a mask's Where or an added bias, and a Softmax (ten to twelve nodes), as one "
-        f"standard Attention from opset 23 (a scale above 0, no row masked whole with -inf), "
-        f"and {below}, the mask an additive bias",
+        "standard Attention from opset 23 (a scale above 0, no row masked whole with -inf)"
+        f"{other}, the mask an additive bias",
         functools.partial(attentions, contrib=contrib),
         "attention",
         every_model,

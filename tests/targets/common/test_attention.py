@@ -122,12 +122,12 @@ def test_attention_with_no_mask_and_other_keys(opset):
 
 @pytest.mark.parametrize(("scale", "by", "opset", "node"), [
     ("Mul", -0.5, 18, "MultiHeadAttention"),  # MultiHeadAttention takes a negative scale
-    ("Mul", -0.5, 23, "MultiHeadAttention"),  # onnxruntime refuses the standard node's
+    ("Mul", -0.5, 23, "MultiHeadAttention"),  # onnxruntime refuses it in the standard node
     ("Mul", 0.0, 18, None),  # MultiHeadAttention would read 0 as 1 / sqrt(D)
     ("Div", 0.0, 23, None),  # scores / 0: no scale
     ("Div", np.inf, 18, None),
 ])  # fmt: skip
-def test_a_scale_a_node_cannot_take_stays(scale, by, opset, node):
+def test_a_scale_a_node_cannot_take_is_the_other_node_or_stays(scale, by, opset, node):
     model = _attention(scale, by=by, opset=opset)
     out, _ = decomplex(model, target="onnxruntime")
     counts = op_counts(out)
