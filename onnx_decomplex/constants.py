@@ -21,6 +21,8 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import AttributeProto, TensorProto, numpy_helper
 
+from .graphs import is_default_domain
+
 VALUE_ATTRIBUTES = (
     "value", "value_float", "value_floats", "value_int", "value_ints",
     "value_string", "value_strings", "sparse_value",
@@ -144,6 +146,17 @@ def gs_value(t: gs.Tensor | None, max_elements: int | None = None) -> np.ndarray
             return None
         t = producer.inputs[0]
     return None
+
+
+RANDOM = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+                    "Multinomial", "Bernoulli"})  # fmt: skip
+"""Ops whose outputs are not a function of their inputs: never evaluated at rewrite time."""
+
+
+def evaluable(op: str, domain: str | None) -> bool:
+    """Whether `evaluate` may compute a node of `op` in `domain`: a default-domain op
+    whose outputs are a function of its inputs."""
+    return is_default_domain(domain) and op not in RANDOM
 
 
 def evaluate(node: onnx.NodeProto, values: Mapping[str, np.ndarray], opset: int):

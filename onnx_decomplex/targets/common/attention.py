@@ -26,13 +26,10 @@ of the last Reshape.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import onnx
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto
 
-from ...constants import evaluate
 from ...graphs import default_opset
 from ...rules.rotary import CONTRIB
 from ...shapes import static
@@ -237,7 +234,7 @@ def _keeps_every_row(g: Matched, mask, opset: int) -> bool:
     name, kept = mask
     if kept is not None and kept > -np.inf:
         return True
-    value = _folded(g, name, opset)
+    value = g.computed(name, opset, MASK_AT_MOST, [MASK_NODES])
     if value is None or value.ndim < 1:
         return False
     masked = np.logical_not(value) if kept is not None else value == -np.inf
@@ -247,33 +244,8 @@ def _keeps_every_row(g: Matched, mask, opset: int) -> bool:
 MASK_AT_MOST = 1 << 22
 """The most values of a mask read to learn whether it masks a row whole."""
 
-
-def _folded(g: Matched, name: str, opset: int, depth: int = 8) -> np.ndarray | None:
-    """The value of `name` where it is an initializer or a Constant, or the output of at
-    most `depth` nodes in a row made of them, of up to MASK_AT_MOST values; else None."""
-    tensor = g.tensors.get(name)
-    if tensor is not None:
-        if tensor.data_location == TensorProto.EXTERNAL or math.prod(tensor.dims) > MASK_AT_MOST:
-            return None
-        return numpy_helper.to_array(tensor)
-    node = g.producer.get(name)
-    if node is None or depth == 0 or node.op_type in NOT_FOLDED:
-        return None
-    known = {}
-    for i in filter(None, node.input):
-        known[i] = _folded(g, i, opset, depth - 1)
-        if known[i] is None:
-            return None
-    outputs = evaluate(node, known, opset)
-    if outputs is None:
-        return None
-    value = np.asarray(outputs[list(node.output).index(name)])
-    return value if value.size <= MASK_AT_MOST else None
-
-
-NOT_FOLDED = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform",
-                        "RandomUniformLike", "Multinomial", "Bernoulli"})  # fmt: skip
-"""Ops whose outputs are not a function of their inputs."""
+MASK_NODES = 16
+"""The most nodes evaluated to compute a mask made of constants."""
 
 
 def _bias(g: Matched, mask, dims: list, keys) -> tuple[str, float | None] | None:

@@ -30,9 +30,8 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
-from ...constants import evaluate, gs_value
+from ...constants import evaluable, evaluate, gs_value
 from ...emit import Emitter
-from ...graphs import is_default_domain
 from .lowering import Lowered, lowering, op, static
 
 
@@ -219,7 +218,7 @@ def _computed(t: gs.Tensor, opset: int, budget: list[int]) -> np.ndarray | None:
         return value
     node = t.inputs[0]
     budget[0] -= 1
-    if node.op.startswith("Random") or not is_default_domain(node.domain):
+    if not evaluable(node.op, node.domain):
         return None
     feeds = {}
     for i in node.inputs:

@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from ...constants import evaluable, evaluate
 from ...shapes import declared_dims, infer_shapes
 
 MAX_CONSTANT = 1 << 16
@@ -46,6 +47,30 @@ class Matched:
         if math.prod(t.dims) > MAX_CONSTANT:
             return None
         return numpy_helper.to_array(t)
+
+    def computed(self, name: str, opset: int, most: int, budget: list[int]) -> np.ndarray | None:
+        """`name`'s value where it is an initializer or a Constant, or computed from them
+        by at most `budget[0]` nodes in all (`constants.evaluate`), of up to `most` values
+        each; else None (weights on disk are not read)."""
+        t = self.tensors.get(name)
+        if t is not None:
+            if t.data_location == onnx.TensorProto.EXTERNAL or math.prod(t.dims) > most:
+                return None
+            return numpy_helper.to_array(t)
+        node = self.producer.get(name)
+        if node is None or budget[0] <= 0 or not evaluable(node.op_type, node.domain):
+            return None
+        budget[0] -= 1
+        known = {}
+        for i in filter(None, node.input):
+            known[i] = self.computed(i, opset, most, budget)
+            if known[i] is None:
+                return None
+        outputs = evaluate(node, known, opset)
+        if outputs is None:
+            return None
+        value = np.asarray(outputs[list(node.output).index(name)])
+        return value if value.size <= most else None
 
     def scalar(self, name: str) -> float | None:
         value = self.constant(name)

@@ -305,10 +305,10 @@ VIEWS = frozenset({"Squeeze", "Unsqueeze", "Reshape", "Flatten"})
 """Ops that give their input's values in the same order, in another shape."""
 
 
-def _viewed(graph: onnx.GraphProto, name: str) -> str:
-    """The value that `name` views through VIEWS, which a Reshape of `name` can read in
-    its place (a part Squeezed off its pair, then reshaped to a cache, reshaped once)."""
-    producer = {out: node for node in graph.node for out in node.output}
+def _viewed(producer: dict[str, onnx.NodeProto], name: str) -> str:
+    """The value that `name` views through VIEWS (by the node that makes each value),
+    which a Reshape of `name` can read in its place (a part Squeezed off its pair, then
+    reshaped to a cache, reshaped once)."""
     node = producer.get(name)
     while node is not None and node.op_type in VIEWS:
         name = node.input[0]
@@ -381,8 +381,9 @@ class _Given:
 
         def put_in(put: Placed):
             shape = put.constant("table", np.array(cos.shape, np.int64))
-            c = put.node("Reshape", [_viewed(put.graph, self.cos), shape])
-            s = put.node("Reshape", [_viewed(put.graph, self.sin), shape])
+            producer = {out: node for node in put.graph.node for out in node.output}
+            c = put.node("Reshape", [_viewed(producer, self.cos), shape])
+            s = put.node("Reshape", [_viewed(producer, self.sin), shape])
             return c, put.node("Neg", [s]) if self.negated else s, None
 
         return put_in
