@@ -65,6 +65,14 @@ class Convolution:
     def per_channel(self) -> bool:
         return self.basis.shape[1] == 0 and self.core.ndim == 3
 
+    @property
+    def nodes(self) -> int:
+        """The nodes `replace_convolution` puts in, besides x's and y's reshapes and b."""
+        if self.per_channel:
+            return 3 + (self.mix is not None) + 2 * (not self.channels_first)
+        r = self.basis.shape[1]
+        return 5 * (r > 0) + (self.constant is not None) * (1 + (r > 0))
+
 
 BATCHED = 2.5
 """What a product costs a multiply-add where each channel's matrix takes one row
@@ -74,9 +82,33 @@ BATCHED = 2.5
 def read_convolution(m: np.ndarray, tail: list[int], tail_y: list[int]) -> Convolution | None:
     """The cheapest `Convolution` that is M ([N', N], x's `tail` axes flattened to N and
     y's `tail_y` to N'), over every split of the tail into one block of channels and one
-    of spatial axes; None where M is a convolution over none."""
-    if len(tail) != len(tail_y):
-        return None
+    of spatial axes; None where M is a convolution over none. Where x or y has one
+    channel, its axis of 1 may stand anywhere: a lifting (x [H, W, 1]) into a Fourier
+    layer (y [8, H, W]) is read as from x [1, H, W]."""
+    found = []
+    for tail_x, tail_out in _layouts(tail, tail_y):
+        found += _convolutions(m, tail_x, tail_out)
+    return min(found, key=lambda form: form.cost, default=None)
+
+
+def _layouts(tail: list[int], tail_y: list[int]):
+    """x's and y's tails as given, where they have as many axes, then with an axis of 1
+    moved to each place where the two then have as many: the same values in the same
+    order, so M reads the same (`replace_convolution` reshapes by the blocks' sizes)."""
+
+    def moved(t: list[int], rank: int) -> list[list[int]]:
+        rest = [d for d in t if d != 1]
+        places = [[*rest[:p], 1, *rest[p:]] for p in range(len(rest) + 1)]
+        return [t] + [u for u in places if len(u) == rank and u != t]
+
+    pairs = [(tail, tail_y)] if len(tail) == len(tail_y) else []
+    pairs += [(t, tail_y) for t in moved(tail, len(tail_y))[1:]]
+    pairs += [(tail, t) for t in moved(tail_y, len(tail))[1:]]
+    return pairs
+
+
+def _convolutions(m: np.ndarray, tail: list[int], tail_y: list[int]) -> list[Convolution]:
+    """Every `Convolution` that is M over one split of tails of as many axes."""
     found = []
     for split in range(len(tail)):
         for channels_first in (True, False):
@@ -88,7 +120,7 @@ def read_convolution(m: np.ndarray, tail: list[int], tail_y: list[int]) -> Convo
             form = _convolution(m, tail, tail_y, spatial, channels_first)
             if form is not None:
                 found.append(form)
-    return min(found, key=lambda form: form.cost, default=None)
+    return found
 
 
 def _convolution(m, tail, tail_y, spatial, channels_first) -> Convolution | None:

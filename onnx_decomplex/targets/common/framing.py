@@ -65,6 +65,13 @@ class Framed:
         return self.kernel.shape[1] // self.hop
 
     @property
+    def nodes(self) -> int:
+        """About the nodes `replace_framed` puts in, besides b: the window's Slice or
+        Pad, a Reshape and the product, then each hop's Slice (and Pad) and their Sum."""
+        k = self.blocks
+        return 3 + (k > 1) * ((2 * k if self.overlap else k) + 1 + self.overlap)
+
+    @property
     def span(self) -> int:
         """The signal's samples the frames cover, from `start`: T - 1 + k hops."""
         return (self.frames - 1 + self.blocks) * self.hop

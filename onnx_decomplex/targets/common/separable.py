@@ -50,6 +50,11 @@ class Separable:
     def terms(self) -> int:
         return self.right.shape[1] // self.blocks[3]
 
+    @property
+    def nodes(self) -> int:
+        """The nodes `replace_separable` puts in, besides x's and y's reshapes and b."""
+        return 2 + 3 * (self.terms > 1)
+
 
 def read_separable(m: np.ndarray, tail: list[int], tail_y: list[int]) -> Separable | None:
     """The cheapest `Separable` that is M ([N', N], x's `tail` axes flattened to N and
