@@ -86,6 +86,22 @@ def test_channels_after_two_spatial_axes():
     np.testing.assert_allclose(_run(form, x).reshape(-1), m @ x, atol=1e-10)
 
 
+@pytest.mark.parametrize("tail", [[8, 6, 1], [8, 6]], ids=["channel last", "no channel"])
+def test_a_lifting_of_one_channel_is_read_where_ys_channels_stand(tail):
+    """A lifting into a Fourier layer: x has one channel, last or no axis at all, and y
+    [O, H, W] has its channels first. Read with x as [1, H, W], the same values in the
+    same order: a convolution over (H, W), not the dense M."""
+    rng = np.random.default_rng(4)
+    kernel = _band_limited(rng, 3, 1, [8, 6], 2, rng.standard_normal((3, 1)))
+    m = _circulant(kernel)  # [O H W, H W]
+    form = read_convolution(m, tail, [3, 8, 6])
+    assert form is not None and form.channels == (1, 3)
+    assert form.channels_first and form.basis.shape == (48, 7)
+    x = rng.standard_normal(48)
+    np.testing.assert_allclose(_run(form, x).reshape(-1), m @ x, atol=1e-10)
+    assert form.cost < m.size / 2
+
+
 def test_a_map_that_is_no_convolution_is_none():
     m = np.random.default_rng(2).standard_normal((64, 64))
     assert read_convolution(m, [4, 16], [4, 16]) is None
@@ -103,7 +119,9 @@ def test_every_exporters_fourier_layer_is_its_kept_modes(name, frequencies, targ
     """The layer after the first is a convolution over its kept modes (FNO-2D keeps
     8 x 4, 57 frequencies with the ones its irfft folds in), in standard ops, on both
     targets; the outputs match the framework's. torch's exports hold no complex type,
-    but their DFTs compute complex values: the default target takes them on too."""
+    but their DFTs compute complex values: the default target takes them on too.
+    FNO-2D's lifting into its first layer is a convolution too (over W, H as rows:
+    `test_fno2ds_lifting_...`)."""
     src = CORPUS / f"{name}.onnx"
     result = convert_export(src, tmp_path / src.name, target)
     notes = result.report.lowering_notes
@@ -133,3 +151,15 @@ def test_gfnets_filter_runs_channel_by_channel(tmp_path):
     assert result.validation.passed
     notes = result.report.lowering_notes
     assert any("each of 16 channels by its own [64, 64] map then a channel mix" in n for n in notes)
+
+
+def test_fno2ds_lifting_into_its_first_layer_is_a_convolution(tmp_path):
+    """x [1, 16, 16, 1] lifted to 8 channels and through a Fourier layer into [1, 8, 16,
+    16]: an axis of 1 moved, not one product by the dense 256 x 2048 M (2 MB a call)."""
+    src = CORPUS / "jax2onnx" / "fno2d.onnx"
+    result = convert_export(src, tmp_path / src.name, "onnxruntime")
+    assert result.validation.passed
+    lifting = [n for n in result.report.lowering_notes if n.startswith("add_out_2:")]
+    assert len(lifting) == 1 and "a convolution over" in lifting[0], lifting
+    out = onnx.load(tmp_path / src.name)
+    assert all(sorted(t.dims)[-2:] != [256, 2048] for t in out.graph.initializer)
