@@ -99,12 +99,11 @@ def _layouts(tail: list[int], tail_y: list[int]):
     def moved(t: list[int], rank: int) -> list[list[int]]:
         rest = [d for d in t if d != 1]
         places = [[*rest[:p], 1, *rest[p:]] for p in range(len(rest) + 1)]
-        return [t] + [u for u in places if len(u) == rank and u != t]
+        return [u for u in places if len(u) == rank and u != t]
 
     pairs = [(tail, tail_y)] if len(tail) == len(tail_y) else []
-    pairs += [(t, tail_y) for t in moved(tail, len(tail_y))[1:]]
-    pairs += [(tail, t) for t in moved(tail_y, len(tail))[1:]]
-    return pairs
+    pairs += [(t, tail_y) for t in moved(tail, len(tail_y))]
+    return pairs + [(tail, t) for t in moved(tail_y, len(tail))]
 
 
 def _convolutions(m: np.ndarray, tail: list[int], tail_y: list[int]) -> list[Convolution]:

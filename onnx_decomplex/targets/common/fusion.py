@@ -367,7 +367,7 @@ def _structured(
 def _dispatch(form: Convolution | Separable | Framed, rows: int) -> float:
     """The dispatch of a form's nodes past one product's, per row of x (`rows` of them
     static in a run), to rank it against the other forms and M's product: FNO-1D's
-    lifting into its first Fourier layer, one product of one row by a 64 x 1024 M, runs
+    lifting into its first Fourier layer, one product of two rows by a 64 x 1024 M, runs
     in 0.9 of the time of the 9 nodes it is as a convolution. A chain's own cost, which
     the forms must beat by `COST["margin"]`, was set without it."""
     return COST["node"] * (form.nodes - 1) / max(rows, 1)
