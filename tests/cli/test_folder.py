@@ -1,6 +1,7 @@
 """Folder mode end to end: the fixture zoo against its baseline, broken rules caught,
 one model's failure never stopping the others, shards, and the table's width."""
 
+import functools
 import io
 import json
 import re
@@ -65,9 +66,10 @@ def test_fixture_zoo_matches_its_baseline(tmp_path):
     assert int(suite.get("skipped")) == 18
 
 
+@functools.cache
 def _zoo_rules() -> dict[str, list[str]]:
     """Every op whose rule rewrites a node of a model that passes in the baseline, with
-    those models (the peer cases' ops are the others')."""
+    those models (the peer cases' ops are the others'): about 10 s, each model read."""
     ops = {}
     for m in json.loads(BASELINE.read_text())["models"]:
         if m["status"] != "ok" or m["path"].startswith("peers/"):
@@ -82,7 +84,23 @@ def _zoo_rules() -> dict[str, list[str]]:
     return ops
 
 
-ZOO_RULES = _zoo_rules()
+def _slow_cases_run(config) -> bool:
+    """Whether the run's `-m` selects the cases marked slow (the default, `not slow`,
+    does not: the zoo's rules are then not read, at each worker's collection)."""
+    expression = config.getoption("markexpr")
+    if not expression:
+        return True
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:  # where pytest keeps it no more: read them whatever runs
+        return True
+    return Expression.compile(expression).evaluate(lambda name, **_: name == "slow")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.function.__name__ == "test_disabling_any_rule_the_zoo_uses_fails_the_run":
+        rules = _zoo_rules() if _slow_cases_run(metafunc.config) else {}
+        metafunc.parametrize("op", sorted(rules))
 
 
 def _part_of_zoo(tmp_path, paths: list[str]):
@@ -101,10 +119,9 @@ def _part_of_zoo(tmp_path, paths: list[str]):
 
 
 @pytest.mark.slow  # one folder run per rule, over the models that use it
-@pytest.mark.parametrize("op", sorted(ZOO_RULES))
 def test_disabling_any_rule_the_zoo_uses_fails_the_run(tmp_path, monkeypatch, op):
     monkeypatch.delitem(registry.REGISTRY, op)
-    result = _part_of_zoo(tmp_path, ZOO_RULES[op])
+    result = _part_of_zoo(tmp_path, _zoo_rules()[op])
     assert result.exit_code == 1
     assert "regression" in result.stderr and f"({op}, " in result.stderr
     # Each regression line names the model: 'path: was ok, now unsupported: ...'.
@@ -119,7 +136,7 @@ def test_a_rule_with_wrong_numbers_fails_the_run(tmp_path, monkeypatch):
         return real_mul_packed(ops, z, w_re2, ops.neg(w_im2))  # z times conj(w)
 
     monkeypatch.setattr(cmath, "mul_packed", wrong)
-    result = _part_of_zoo(tmp_path, sorted({p for paths in ZOO_RULES.values() for p in paths}))
+    result = _part_of_zoo(tmp_path, sorted({p for paths in _zoo_rules().values() for p in paths}))
     assert result.exit_code == 1
     assert "was ok, now validation-failed" in result.stderr
 

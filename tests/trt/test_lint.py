@@ -27,6 +27,7 @@ TENSORRT_GAPS: dict[str, str] = {}
 Keras FNO's irfft, whose bins tf2onnx left unknown, lowers since its shapes are folded.)"""
 
 
+@pytest.mark.slow  # every fixture rewritten for TensorRT and linted, 10 s
 def test_zoo_passes_after_the_tensorrt_target(root):
     """Every fixture the tool can rewrite would parse, but for TENSORRT_GAPS; each fails
     as given."""

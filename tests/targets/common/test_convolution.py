@@ -153,6 +153,7 @@ def test_gfnets_filter_runs_channel_by_channel(tmp_path):
     assert any("each of 16 channels by its own [64, 64] map then a channel mix" in n for n in notes)
 
 
+@pytest.mark.slow  # the model's conversion and validation, 7 s
 def test_fno2ds_lifting_into_its_first_layer_is_a_convolution(tmp_path):
     """x [1, 16, 16, 1] lifted to 8 channels and through a Fourier layer into [1, 8, 16,
     16]: an axis of 1 moved, not one product by the dense 256 x 2048 M (2 MB a call)."""
