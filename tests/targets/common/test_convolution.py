@@ -120,8 +120,8 @@ def test_every_exporters_fourier_layer_is_its_kept_modes(name, frequencies, targ
     8 x 4, 57 frequencies with the ones its irfft folds in), in standard ops, on both
     targets; the outputs match the framework's. torch's exports hold no complex type,
     but their DFTs compute complex values: the default target takes them on too.
-    FNO-2D's lifting into its first layer is a convolution too (over W, H as rows:
-    `test_fno2ds_lifting_...`)."""
+    FNO-2D's lifting into its first layer is a convolution too, over one of its axes
+    (`test_fno2ds_lifting_...`)."""
     src = CORPUS / f"{name}.onnx"
     result = convert_export(src, tmp_path / src.name, target)
     notes = result.report.lowering_notes
