@@ -93,13 +93,15 @@ def read_convolution(m: np.ndarray, tail: list[int], tail_y: list[int]) -> Convo
 
 def _layouts(tail: list[int], tail_y: list[int]):
     """x's and y's tails as given, where they have as many axes, then with an axis of 1
-    moved to each place where the two then have as many: the same values in the same
-    order, so M reads the same (`replace_convolution` reshapes by the blocks' sizes)."""
+    moved first or last, where the two then have as many: the same values in the same
+    order, so M reads the same (`replace_convolution` reshapes by the blocks' sizes). A
+    block of channels stands at one end; an axis of 1 between others reads as it does at
+    the end of their block."""
 
     def moved(t: list[int], rank: int) -> list[list[int]]:
         rest = [d for d in t if d != 1]
-        places = [[*rest[:p], 1, *rest[p:]] for p in range(len(rest) + 1)]
-        return [u for u in places if len(u) == rank and u != t]
+        ends = [[1, *rest], [*rest, 1]] if rest else [[1]]
+        return [u for u in ends if len(u) == rank and u != t]
 
     pairs = [(tail, tail_y)] if len(tail) == len(tail_y) else []
     pairs += [(t, tail_y) for t in moved(tail, len(tail_y))]
