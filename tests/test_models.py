@@ -7,10 +7,13 @@ and matches its framework's own outputs (saved beside it) at rtol 1e-4, atol 1e-
 
 from pathlib import Path
 
+import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 
 from onnx_decomplex.check import find_complex
+from onnx_decomplex.cmath import pack
 from onnx_decomplex.pipeline import Files, convert_file
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
@@ -59,3 +62,28 @@ def test_model_converts_and_matches_its_framework(path, tmp_path):
         return
     onnx.checker.check_model(model, full_check=True)
     assert result.validation is not None and result.validation.passed
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+@pytest.mark.parametrize("scale, finite", [(3e4, True), (4e4, False)])
+def test_the_mvdr_export_overflows_where_jax_does_not_and_so_does_its_rewrite(
+    target, scale, finite, tmp_path
+):
+    """jax2onnx divides R^H by s = |R|_1 |R|_inf as a complex number,
+    (x s + y 0) / (s^2 + 0^2), where JAX divides by a real: s^2 overflows float32 from
+    s = 1.8e19, at inputs 4e4 times the fixture's (|x| up to 1.4e5; 3e4 times stays
+    below). The export's power is inf there, where JAX's is 2.9e8 to 4.1e8, and so is
+    the rewrite's: the function it keeps is the export's, not the one the exporter
+    meant."""
+    src = CORPUS / "jax2onnx" / "beamformer_mvdr.onnx"
+    x = (np.load(src.with_suffix(".npz"))["in_0"] * scale).astype(np.complex64)
+    np.savez(inputs := tmp_path / "loud.npz", in_0=x)
+    out = tmp_path / src.name
+    result = convert_file(src, out, files=Files(inputs=inputs), target=target)
+    assert result.ok and result.validation.passed
+    session = ort.InferenceSession(out, providers=["CPUExecutionProvider"])
+    (power,) = session.run(None, {"in_0": pack(x)})
+    if finite:
+        assert np.all(np.isfinite(power)) and np.all(power > 1e8)
+    else:
+        assert np.all(np.isposinf(power))
