@@ -23,8 +23,8 @@ model's inputs packed (a complex input as float pairs) and gives its outputs:
   diagonal loading its alpha and C; |R|_1 = |R|_inf, R being Hermitian, from B(R)'s first
   columns in float32; X0 = B(R)^T s / s^2, as the export divides by s + 0i (its s^2
   overflows from s = 1.8e19, at inputs 4e4 times the fixture's, and the power is inf,
-  where JAX's, dividing by s, is not); the 12 Newton-Schulz steps as a Gemm and a MatMul
-  each; Re(a^H X a) for the 16 angles as one product by a constant. It gives the model's
+  where JAX's is not); the 12 Newton-Schulz steps as a Gemm and a MatMul each;
+  Re(a^H X a) for the 16 angles as one product by a constant. It gives the model's
   outputs at any scale and with inf or NaN anywhere in x (NaN power, both ways), but
   leaves out the export's special-value arithmetic (a part times 0, the modulus's guard
   for an infinite part, the second norm): no output shows it, since a non-finite x makes

@@ -69,12 +69,12 @@ def test_model_converts_and_matches_its_framework(path, tmp_path):
 def test_the_mvdr_export_overflows_where_jax_does_not_and_so_does_its_rewrite(
     target, scale, finite, tmp_path
 ):
-    """jax2onnx divides R^H by s = |R|_1 |R|_inf as a complex number,
-    (x s + y 0) / (s^2 + 0^2), where JAX divides by a real: s^2 overflows float32 from
-    s = 1.8e19, at inputs 4e4 times the fixture's (|x| up to 1.4e5; 3e4 times stays
-    below). The export's power is inf there, where JAX's is 2.9e8 to 4.1e8, and so is
-    the rewrite's: the function it keeps is the export's, not the one the exporter
-    meant."""
+    """jax2onnx writes R^H / s, s = |R|_1 |R|_inf taken as complex, as
+    (x s + y 0) / (s^2 + 0^2), where XLA's complex division does not square s: s^2
+    overflows float32 from s = 1.8e19, at inputs 4e4 times the fixture's (|x| up to
+    1.4e5; 3e4 times stays below). The export's power is inf there, where JAX's is
+    2.9e8 to 4.1e8, and so is the rewrite's: the function it keeps is the export's, not
+    the one the exporter meant."""
     src = CORPUS / "jax2onnx" / "beamformer_mvdr.onnx"
     x = (np.load(src.with_suffix(".npz"))["in_0"] * scale).astype(np.complex64)
     np.savez(inputs := tmp_path / "loud.npz", in_0=x)
