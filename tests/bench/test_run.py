@@ -21,6 +21,7 @@ def test_each_quick_case_matches_its_baselines(index):
         assert b["max_rel_diff"] <= 1e-3 and b["tool_value"] > 0 and b["baseline_value"] > 0
 
 
+@pytest.mark.slow
 def test_harness_writes_its_json(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["run.py", "--quick", "--runs", "1", "--out", str(tmp_path)])
     RUN.main()

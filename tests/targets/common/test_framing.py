@@ -195,7 +195,9 @@ def test_a_short_signal_overlapped_and_added_is_the_dense_product(target):
     assert_rewrites(model, target=target)
 
 
-@pytest.mark.parametrize("name", ["stft_mask_enhance", "stft_mask_enhance_batch3"])
+@pytest.mark.parametrize(
+    "name", ["stft_mask_enhance", pytest.param("stft_mask_enhance_batch3", marks=pytest.mark.slow)]
+)
 def test_tensorflows_stft_and_its_inverse_are_framed(name, tmp_path):
     """tf.signal's STFT (frames of 256 by 128, a Hann window, an rfft) and its inverse
     (an irfft, the window, overlap_and_add) around a mask: two products, no Gather of
