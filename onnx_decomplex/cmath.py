@@ -290,6 +290,16 @@ def absolute(ops, a, dtype=None, widen: bool = False):
     return ops.where(infinite, _c(np.inf, dtype), modulus)
 
 
+def absolute_squared(ops, a, dtype=None):
+    """|a|^2 = ar^2 + ai^2, and inf where a part is infinite, the other NaN or not, as
+    numpy's hypot(ar, ai) squared. The square of |a| overflows and underflows where the
+    sum of the parts' squares does (to within float rounding): no scaling is needed."""
+    dtype = _real(ops, dtype)
+    ar, ai = a
+    infinite = ops.or_(ops.isinf(ar), ops.isinf(ai))
+    return ops.where(infinite, _c(np.inf, dtype), abs2(ops, a))
+
+
 def signbit(ops, x, dtype):
     """x < 0, or x = -0: min(x, 1/x) < 0, since 1/-0 = -inf"""
     return ops.less(ops.min(x, ops.div(_c(1, dtype), x)), _c(0, dtype))

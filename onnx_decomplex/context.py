@@ -170,3 +170,13 @@ class Context(Ops):
         if self.mul_strategy == "auto":
             return op != "Mul" and not small
         return self.mul_strategy == "gauss"
+
+    def readers(self, t: gs.Tensor) -> list[gs.Node] | None:
+        """The nodes of this graph that read `t`, each once (`Mul(t, t)` reads it twice);
+        None where `t` is this graph's output or a subgraph's node reads it, which a rule
+        may not change."""
+        if t in self.graph.outputs:
+            return None
+        readers = list({id(n): n for n in t.outputs}.values())
+        mine = {id(n) for n in self.graph.nodes}
+        return readers if all(id(n) in mine for n in readers) else None

@@ -4,6 +4,7 @@
     Acosh, Atanh, Sigmoid, Sign, Reciprocal  -> the formula helpers in `cmath`
     Round(z)        -> (Round(zr), Round(zi))            # numpy rounds each part
     Abs(z)          -> hypot(zr, zi), a real output      # scaled: no overflow of zr^2
+    Abs(z)^2        -> zr^2 + zi^2, where |z| is only squared (Pow 2, or Mul by itself)
     IsNaN/IsInf(z)  -> test(zr) or test(zi), a real output
 
 The branch cuts and principal values are numpy's, which the reference evaluator
@@ -13,7 +14,10 @@ rejects a complex Abs, since it expects the output type to be the input's.
 
 from __future__ import annotations
 
+import onnx_graphsurgeon as gs
+
 from .. import cmath
+from ..constants import gs_value
 from .common import on_parts, widens_modulus
 from .registry import real_outputs, rule
 
@@ -60,12 +64,51 @@ def round_(ctx, node):
 @rule("Abs", infer=real_outputs)
 def abs_(ctx, node):
     x, y = node.inputs[0], node.outputs[0]
+    squarings = _squarings(ctx, y)
+    if squarings:
+        _squared_modulus(ctx, x, squarings)
+        return
     # Not ReduceL2 over the packed axis, whose squares overflow (and underflow) where
     # |z| does not; reductions over an axis of 2 are also slower than a Split. On
     # onnxruntime, a small float32 one's squares are summed in float64 instead of scaled.
     widen = widens_modulus(ctx, x)
     ctx.set_real(y, cmath.absolute(ctx, ctx.pair(x), ctx.real_dtype(x), widen=widen))
     ctx.explain("|z| = hypot(re, im), in float64 or scaled by the larger part")
+
+
+def _squarings(ctx, y: gs.Tensor) -> list[gs.Node]:
+    """The nodes that read |z| when every one squares it, `Pow(|z|, 2)` or
+    `Mul(|z|, |z|)`, and nothing else reads it, in this graph or as its output; else
+    none."""
+    readers = ctx.readers(y)
+    if not readers:
+        return []
+    for reader in readers:
+        if reader.op == "Mul" and all(t is y for t in reader.inputs):
+            continue
+        if reader.op == "Pow" and reader.inputs[0] is y:
+            exponent = gs_value(reader.inputs[1])
+            if exponent is not None and exponent.size == 1 and float(exponent.flat[0]) == 2:
+                continue
+        return []
+    return readers
+
+
+def _squared_modulus(ctx, x: gs.Tensor, squarings: list[gs.Node]) -> None:
+    """|z|^2 for the nodes that square |z|: re^2 + im^2, which overflows and underflows
+    where the square of hypot(re, im) does (to within float rounding), so needs neither
+    its scaling nor float64; inf where a part is infinite, the other NaN or not, as
+    numpy's hypot squared. Each squaring node's output is that value."""
+    dtype = ctx.real_dtype(x)
+    value = cmath.absolute_squared(ctx, ctx.pair(x), dtype)
+    first = None
+    for reader in squarings:
+        out = reader.outputs[0]
+        reader.outputs.clear()
+        ctx.set_real(out, value if first is None else first)
+        if first is None:
+            first = out
+    ctx.explain(f"|z|^2 = re^2 + im^2, read by {len(squarings)} squaring node(s)")
 
 
 @rule("IsNaN", "IsInf", infer=real_outputs)

@@ -2,7 +2,20 @@
 
 import numpy as np
 import pytest
-from helpers import PAIR_SOURCE, UNPACK, Ops, assert_ops, assert_rewrites, at, on_parts, single
+from helpers import (
+    PAIR_SOURCE,
+    UNPACK,
+    Ops,
+    assert_ops,
+    assert_rewrites,
+    at,
+    init,
+    make_model,
+    on_parts,
+    single,
+    vi,
+)
+from onnx import helper
 
 from onnx_decomplex import decomplex
 from onnx_decomplex.rules.common import WIDE_MODULUS_UP_TO
@@ -95,6 +108,79 @@ def test_abs_on_onnxruntime_sums_small_squares_in_float64(shape, wide):
 def test_abs_of_a_pair(cdtype):
     real = np.float32 if cdtype == np.complex64 else np.float64
     assert_rewrites(single("Abs", cdtype, pair=True, out_dtype=real), ops=PAIR_SOURCE + MODULUS)
+
+
+def _squared(cdtype, readers, shape=(2, 3), exponent=2.0, opset=18):
+    """|a| read by `readers`: "pow" (Pow(|a|, exponent)), "mul" (Mul(|a|, |a|)), "relu"
+    (any other op), each its own graph output; "out" makes |a| one too."""
+    real = np.float32 if cdtype == np.complex64 else np.float64
+    nodes, outputs = [helper.make_node("Abs", ["a"], ["m"])], []
+    for i, reader in enumerate(readers):
+        y = f"y{i}"
+        if reader == "pow":
+            nodes.append(helper.make_node("Pow", ["m", "two"], [y]))
+        elif reader == "mul":
+            nodes.append(helper.make_node("Mul", ["m", "m"], [y]))
+        elif reader == "relu":
+            nodes.append(helper.make_node("Relu", ["m"], [y]))
+        outputs.append(vi(y if reader != "out" else "m", real, None))
+    value = np.asarray(exponent, real if isinstance(exponent, float) else np.int64)
+    return make_model(nodes, [vi("a", cdtype, list(shape))], outputs, [init("two", value)], opset)
+
+
+SQUARED_MODULUS = Ops(Mul=2, Add=1, IsInf=2, Or=1, Where=1)
+"""|z|^2 = zr^2 + zi^2, and inf where a part is infinite."""
+
+
+@pytest.mark.parametrize("target", ["onnx", "onnxruntime"])
+@pytest.mark.parametrize("readers", [["pow"], ["mul"], ["pow", "mul"]], ids="+".join)
+def test_a_squared_modulus_is_the_sum_of_the_parts_squares(cdtype, opset, readers, target):
+    """|z| read only to be squared is zr^2 + zi^2: no scaling, no float64, no root.
+    Two squarings read the one sum."""
+    m = _squared(cdtype, readers, opset=opset)
+    both = Ops(Identity=1) if len(readers) == 2 else Ops()
+    assert_rewrites(m, ops=UNPACK + SQUARED_MODULUS + both, target=target)
+
+
+def test_a_squared_modulus_at_special_values(cdtype):
+    """numpy's hypot squared: inf where a part is infinite even beside a NaN, NaN where
+    a part is NaN and neither is infinite, overflow where |z| passes the root of the
+    largest float and underflow below the root of the smallest, signed zeros squared."""
+    big = np.sqrt(np.finfo(cdtype).max)
+    tiny = np.sqrt(np.finfo(cdtype).smallest_subnormal)
+    inf, nan = np.inf, np.nan
+    values = np.array(
+        [*SPECIAL, complex(inf, nan), complex(nan, -inf), complex(nan, 1), complex(2, nan),
+         complex(-inf, 3), complex(-0.0, -0.0), 2 * big, big * (1 + 1j), big / 2 + 0j,
+         tiny / 2, tiny * (1 - 1j), 1e3 * tiny * 1j]
+    )  # fmt: skip
+    z = values.astype(cdtype)
+    m = _squared(cdtype, ["pow"], shape=[len(values)])
+    out = assert_rewrites(m, ops=UNPACK + SQUARED_MODULUS, feeds={"a": z})
+    # validation leaves out where float32 overflows in both; numpy's infinities and NaNs
+    (got,) = run_onnxruntime(out, {"a": np.stack([z.real, z.imag], -1)})
+    with np.errstate(over="ignore", under="ignore"):
+        want = np.abs(z) ** 2
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize(
+    "readers, exponent",
+    [(["pow", "relu"], 2.0), (["pow", "out"], 2.0), (["pow"], 3.0), (["pow"], 2)],
+    ids=["read otherwise", "an output", "cubed", "integer two"],
+)
+def test_a_modulus_read_otherwise_is_hypot(readers, exponent):
+    """|z| that anything reads but a square of it (another op, the graph's output, a
+    power other than 2) is hypot's; an integer exponent of 2 squares as 2.0 does."""
+    m = _squared(np.complex64, readers, exponent=exponent)
+    if exponent == 2 and readers == ["pow"]:
+        ops = UNPACK + SQUARED_MODULUS
+    else:
+        ops = UNPACK + MODULUS + Ops(Pow=1) + Ops({"Relu": readers.count("relu")})
+    assert_rewrites(m, ops=ops)
 
 
 @pytest.mark.parametrize("op", ["IsNaN", "IsInf"])
