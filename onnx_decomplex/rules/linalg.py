@@ -16,11 +16,14 @@ With a constant weight, one real product does it all (the block form):
                      T[a1..an, c] of n complex factors (see cmath.mul_structure);
                      of two, one constant: T folded into the constant (2x2 blocks)
 
-On the onnxruntime target, a constant W (K, N) is taken by regime instead: for up to
+On the onnxruntime target, a constant W (K, N) large enough (`REGIME_FROM_BYTES`) or a
+product long enough (`REGIME_FROM_PRODUCTS`) is taken by regime instead: for up to
 three rows of z, the parts stacked as rows, [zr; zi] W with W's parts interleaved, which
 reads W once where the product is bound by W's bytes; for more rows, three products (the
 3M method), where it is bound by arithmetic. Its error is about twice the block form's,
 in units of float32's roundoff of sum |z||W| (0.79 against 0.39 at 64 rows of 1024).
+A smaller product takes the block form: its one node costs less than the regime's
+several save.
 
 `--mul-strategy` picks four or three products where both operands are runtime
 values; the default takes three for these ops.
@@ -111,6 +114,30 @@ row, 0.81 (0.86) at 3, 0.77 (0.87) at 4, 0.76 (0.81) at 64 (`bench/`:
 matmul_constant_*_onnxruntime_target)."""
 
 
+REGIME_FROM_BYTES = 4 << 20
+"""The onnxruntime target's forms of x W (stacked rows, three products) read less of W
+than the block form's one product by [[Wr, Wi], [-Wi, Wr]], but take 3 to 10 more nodes:
+they pay where that block has at least this many bytes (512 x 512 in complex64), or
+where the product has at least `REGIME_FROM_PRODUCTS`. One thread, interleaved, the
+regime's time over the block form's, rows x K x N: 1.48 at 4 x 8 x 5, 1.38 at 64 x 64 x
+64, 1.22 at 16 x 128 x 128, 1.04 at 16 x 256 x 256, 1.00 at 64 x 128 x 128, 0.98 at 32 x
+256 x 256, 0.93 at 4 x 512 x 512, 0.81 at 8 x 512 x 512, 0.92 at 256 x 256 x 256; stacked,
+1.27 at 1 x 64 x 64, 1.09 at 3 x 256 x 256, 0.62 at 1 x 1024 x 1024."""
+
+REGIME_FROM_PRODUCTS = 2 << 20
+"""Complex multiply-adds (rows x K x N) from which the onnxruntime target's forms of x W
+pay whatever W's size (`REGIME_FROM_BYTES`)."""
+
+
+def _regime_pays(rows: int | None, w: np.ndarray, dtype) -> bool:
+    """Whether x W takes the onnxruntime target's form rather than the block form: by W's
+    block's bytes, or by the product's size where the row count is static."""
+    block = 4 * w.size * np.dtype(dtype).itemsize
+    return block >= REGIME_FROM_BYTES or (
+        rows is not None and rows * w.size >= REGIME_FROM_PRODUCTS
+    )
+
+
 def _rows(shape: list | None) -> int | None:
     """How many rows x W multiplies, for x of `shape`: its dims but the last, multiplied;
     None where one is not static."""
@@ -154,15 +181,17 @@ def _matmul_three(ctx, y, x, w: np.ndarray) -> None:
 
 
 def _matmul_by_regime(ctx, y, x, w: np.ndarray) -> bool:
-    """onnxruntime's fast form of x W for a constant W of rank 2 and x of rank 2 or more:
-    stacked rows up to STACKED_ROWS_UP_TO rows, three products past it or where their
-    count is not static (never slower than the block form, measured). False for other
-    shapes."""
+    """onnxruntime's fast form of x W for a constant W of rank 2 and x of rank 2 or more,
+    where it pays (`_regime_pays`): stacked rows up to STACKED_ROWS_UP_TO rows, three
+    products past it or where their count is not static. False for other shapes and
+    smaller products, which the block form takes."""
     rank = ctx.rank(x)
     if not ctx.contrib or w.ndim != 2 or rank is None or rank < 2 or w.size == 0:
         return False
     shape = ctx.shape(x)
     rows = _rows(shape)
+    if not _regime_pays(rows, w, ctx.real_dtype(y)):
+        return False
     if rows is not None and 0 < rows <= STACKED_ROWS_UP_TO:
         _matmul_stacked(ctx, y, x, w, shape)
     else:
