@@ -243,11 +243,16 @@ def _reduced_values(op, cdtype):
 
 @pytest.mark.parametrize("keepdims", [0, pytest.param(1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("opset", [pytest.param(13, marks=pytest.mark.slow), 18])
+@pytest.mark.parametrize(
+    "cdtype",
+    [np.complex64, pytest.param(np.complex128, marks=pytest.mark.slow)],
+    ids=lambda d: d.__name__,
+)
 @pytest.mark.parametrize("op", REDUCTIONS)
 def test_reduction_of_rank_0_values(op, cdtype, opset, keepdims):
     # One rank-0 input per special value, each reduced on its own: about a second a
-    # case, so the axes given as an attribute (opset 13), and keepdims, which keeps no
-    # axis of a rank-0 value, run with the slow cases.
+    # case, so the axes given as an attribute (opset 13), keepdims, which keeps no axis
+    # of a rank-0 value, and complex128 run with the slow cases.
     values = _reduced_values(op, cdtype)
     nodes, inits, inputs, outputs = [], [], [], []
     for i in range(len(values)):
