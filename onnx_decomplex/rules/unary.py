@@ -77,18 +77,20 @@ def abs_(ctx, node):
 
 
 def _squarings(ctx, y: gs.Tensor) -> list[gs.Node]:
-    """The nodes that read |z| when every one squares it, `Pow(|z|, 2)` or
-    `Mul(|z|, |z|)`, and nothing else reads it, in this graph or as its output; else
-    none."""
+    """The nodes that read |z| when every one squares it, `Pow(|z|, 2)` (a 2 that adds
+    no axis) or `Mul(|z|, |z|)`, and nothing else reads it, in this graph or as its
+    output; else none."""
     readers = ctx.readers(y)
     if not readers:
         return []
+    rank = ctx.rank(y)
     for reader in readers:
         if reader.op == "Mul" and all(t is y for t in reader.inputs):
             continue
         if reader.op == "Pow" and reader.inputs[0] is y:
-            exponent = gs_value(reader.inputs[1])
-            if exponent is not None and exponent.size == 1 and float(exponent.flat[0]) == 2:
+            two = gs_value(reader.inputs[1])
+            adds_no_axis = two is not None and (two.ndim == 0 or (rank or 0) >= two.ndim)
+            if adds_no_axis and two.size == 1 and float(two.flat[0]) == 2:
                 continue
         return []
     return readers

@@ -124,7 +124,8 @@ def _squared(cdtype, readers, shape=(2, 3), exponent=2.0, opset=18):
         elif reader == "relu":
             nodes.append(helper.make_node("Relu", ["m"], [y]))
         outputs.append(vi(y if reader != "out" else "m", real, None))
-    value = np.asarray(exponent, real if isinstance(exponent, float) else np.int64)
+    integer = isinstance(exponent, int)
+    value = np.asarray(exponent, np.int64 if integer else real)
     return make_model(nodes, [vi("a", cdtype, list(shape))], outputs, [init("two", value)], opset)
 
 
@@ -168,15 +169,19 @@ def test_a_squared_modulus_at_special_values(cdtype):
 
 
 @pytest.mark.parametrize(
-    "readers, exponent",
-    [(["pow", "relu"], 2.0), (["pow", "out"], 2.0), (["pow"], 3.0), (["pow"], 2)],
-    ids=["read otherwise", "an output", "cubed", "integer two"],
-)
-def test_a_modulus_read_otherwise_is_hypot(readers, exponent):
+    "readers, exponent, shape",
+    [(["pow", "relu"], 2.0, (2, 3)), (["pow", "out"], 2.0, (2, 3)), (["pow"], 3.0, (2, 3)),
+     (["pow"], 2, (2, 3)), (["pow"], np.full((1, 1, 1), 2.0, np.float32), (2, 3)),
+     (["pow"], np.full((1, 1), 2.0, np.float32), (2, 3))],
+    ids=["read otherwise", "an output", "cubed", "integer two", "two adds an axis",
+         "two of rank 2"],
+)  # fmt: skip
+def test_a_modulus_read_otherwise_is_hypot(readers, exponent, shape):
     """|z| that anything reads but a square of it (another op, the graph's output, a
-    power other than 2) is hypot's; an integer exponent of 2 squares as 2.0 does."""
-    m = _squared(np.complex64, readers, exponent=exponent)
-    if exponent == 2 and readers == ["pow"]:
+    power other than 2, a 2 of more axes than |z|, which broadcasts it) is hypot's; an
+    integer exponent of 2, or one of 1 x 1 on a matrix, squares as 2.0 does."""
+    m = _squared(np.complex64, readers, shape=shape, exponent=exponent)
+    if np.ndim(exponent) < 3 and np.all(np.asarray(exponent) == 2) and readers == ["pow"]:
         ops = UNPACK + SQUARED_MODULUS
     else:
         ops = UNPACK + MODULUS + Ops(Pow=1) + Ops({"Relu": readers.count("relu")})
