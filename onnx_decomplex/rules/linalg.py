@@ -122,7 +122,8 @@ where the product has at least `REGIME_FROM_PRODUCTS`. One thread, interleaved, 
 regime's time over the block form's, rows x K x N: 1.48 at 4 x 8 x 5, 1.38 at 64 x 64 x
 64, 1.22 at 16 x 128 x 128, 1.04 at 16 x 256 x 256, 1.00 at 64 x 128 x 128, 0.98 at 32 x
 256 x 256, 0.93 at 4 x 512 x 512, 0.81 at 8 x 512 x 512, 0.92 at 256 x 256 x 256; stacked,
-1.27 at 1 x 64 x 64, 1.09 at 3 x 256 x 256, 0.62 at 1 x 1024 x 1024."""
+1.27 at 1 x 64 x 64, 1.09 at 3 x 256 x 256, 0.62 at 1 x 1024 x 1024 (AMD EPYC, AVX2, 512 KB
+of L2 a core: the crossover moves with the cache)."""
 
 REGIME_FROM_PRODUCTS = 2 << 20
 """Complex multiply-adds (rows x K x N) from which the onnxruntime target's forms of x W
