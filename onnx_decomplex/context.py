@@ -76,6 +76,7 @@ class Context(Ops):
         self.where_drops_negative_zero = where_drops_negative_zero
         self.explanations: list[str] = []
         self.kept: set[int] = set()
+        self._own: tuple[set[int], set[int]] | None = None  # see `readers`
         self._rewrite_graph = rewrite_graph
         forms = (
             Forms(self, analysis.complex, streamed) if parent is None else parent.forms.child(self)
@@ -174,9 +175,12 @@ class Context(Ops):
     def readers(self, t: gs.Tensor) -> list[gs.Node] | None:
         """The nodes of this graph that read `t`, each once (`Mul(t, t)` reads it twice);
         None where `t` is this graph's output or a subgraph's node reads it, which a rule
-        may not change."""
-        if t in self.graph.outputs:
+        may not change. The graph's nodes and outputs are read once, at the first call: a
+        node emitted since counts as another graph's, so the answer errs towards None."""
+        if self._own is None:
+            self._own = {id(n) for n in self.graph.nodes}, {id(o) for o in self.graph.outputs}
+        nodes, outputs = self._own
+        if id(t) in outputs:
             return None
         readers = list({id(n): n for n in t.outputs}.values())
-        mine = {id(n) for n in self.graph.nodes}
-        return readers if all(id(n) in mine for n in readers) else None
+        return readers if all(id(n) in nodes for n in readers) else None
